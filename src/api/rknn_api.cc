@@ -1,0 +1,233 @@
+// extern "C" entry points of librknnrt.so: argument checks, the handle table, Status -> RKNN_ERR_*
+// mapping, one error log line per failure, and a catch-all so that no exception crosses the C ABI.
+#include "rknn_api.h"
+
+#include <new>
+#include <string>
+
+#include "api/handles.h"
+#include "common/log.h"
+#include "rknn_custom_op.h"
+#include "rknn_matmul_api.h"
+#include "runtime/context.h"
+
+using orknn::Context;
+using orknn::Status;
+using orknn::StatusCode;
+
+namespace {
+
+orknn::HandleTable<Context>& contexts() {
+  static orknn::HandleTable<Context> t;
+  return t;
+}
+
+int to_rknn_error(StatusCode c) {
+  switch (c) {
+    case StatusCode::kOk: return RKNN_SUCC;
+    case StatusCode::kInvalidParam: return RKNN_ERR_PARAM_INVALID;
+    case StatusCode::kInvalidModel: return RKNN_ERR_MODEL_INVALID;
+    case StatusCode::kInvalidContext: return RKNN_ERR_CTX_INVALID;
+    case StatusCode::kInvalidInput: return RKNN_ERR_INPUT_INVALID;
+    case StatusCode::kInvalidOutput: return RKNN_ERR_OUTPUT_INVALID;
+    case StatusCode::kNoMemory: return RKNN_ERR_MALLOC_FAIL;
+    case StatusCode::kPlatformMismatch: return RKNN_ERR_TARGET_PLATFORM_UNMATCH;
+    case StatusCode::kUnimplemented:
+    case StatusCode::kFail: return RKNN_ERR_FAIL;
+  }
+  return RKNN_ERR_FAIL;
+}
+
+// Logs a failed Status once, naming the API call, and returns its RKNN code.
+int report(const char* fn, const Status& st) {
+  if (st.ok()) return RKNN_SUCC;
+  const std::string& m = st.message();
+  if (m.rfind("rknn_", 0) == 0) ORKNN_LOGE("%s", m.c_str());
+  else ORKNN_LOGE("%s: %s", fn, m.c_str());
+  return to_rknn_error(st.code());
+}
+
+// Runs `body` (returning Status) with exceptions turned into errors.
+template <typename F>
+int guarded(const char* fn, F&& body) {
+  try {
+    return report(fn, body());
+  } catch (const std::bad_alloc&) {
+    return report(fn, ORKNN_ERR(kNoMemory, "out of memory"));
+  } catch (const std::exception& e) {
+    return report(fn, ORKNN_ERR(kFail, "internal error: %s", e.what()));
+  } catch (...) {
+    return report(fn, ORKNN_ERR(kFail, "internal error"));
+  }
+}
+
+// Runs `body(Context&)` on a live context, holding that context's lock.
+template <typename F>
+int with_context(const char* fn, rknn_context ctx, F&& body) {
+  return guarded(fn, [&]() -> Status {
+    auto e = contexts().get(static_cast<uint64_t>(ctx));
+    if (!e) return ORKNN_ERR(kInvalidContext, "invalid context handle 0x%llx", static_cast<unsigned long long>(ctx));
+    std::lock_guard<std::mutex> lock(e->mu);
+    if (!e->obj) return ORKNN_ERR(kInvalidContext, "context 0x%llx was destroyed", static_cast<unsigned long long>(ctx));
+    return body(*e->obj);
+  });
+}
+
+int not_implemented(const char* fn) {
+  ORKNN_LOGE("%s: not implemented yet in OpenRKNN (see the README status table)", fn);
+  return RKNN_ERR_FAIL;
+}
+
+// rknn_init flags handled by this version; the rest are refused with a log line naming them.
+constexpr uint32_t kPriorityBits = RKNN_FLAG_PRIOR_MEDIUM | RKNN_FLAG_PRIOR_LOW;
+constexpr uint32_t kSupportedFlags = kPriorityBits | RKNN_FLAG_COLLECT_PERF_MASK | RKNN_FLAG_DISABLE_PROC_HIGH_PRIORITY |
+                                     RKNN_FLAG_DISABLE_FLUSH_INPUT_MEM_CACHE | RKNN_FLAG_DISABLE_FLUSH_OUTPUT_MEM_CACHE;
+
+}  // namespace
+
+extern "C" {
+
+int rknn_init(rknn_context* context, void* model, uint32_t size, uint32_t flag, rknn_init_extend* extend) {
+  return guarded("rknn_init", [&]() -> Status {
+    if (!context) return ORKNN_ERR(kInvalidParam, "context pointer is NULL");
+    *context = 0;
+    if (!model) return ORKNN_ERR(kInvalidParam, "model is NULL (pass a model buffer, or a file path with size 0)");
+    if (flag & ~kSupportedFlags)
+      return ORKNN_ERR(kUnimplemented, "flags 0x%x are not supported yet in OpenRKNN (supported: 0x%x)",
+                       flag & ~kSupportedFlags, kSupportedFlags);
+    (void)extend;  // only used with SHARE_WEIGHT_MEM / MODEL_BUFFER_ZERO_COPY, not supported yet
+    std::shared_ptr<const orknn::Model> m;
+    if (size == 0) ORKNN_RETURN_IF_ERROR(orknn::load_model_from_file(static_cast<const char*>(model), &m));
+    else ORKNN_RETURN_IF_ERROR(orknn::load_model_from_buffer(model, size, &m));
+    std::unique_ptr<Context> ctx;
+    ORKNN_RETURN_IF_ERROR(Context::create(std::move(m), flag, &ctx));
+    *context = static_cast<rknn_context>(contexts().add(std::move(ctx)));
+    return Status::Ok();
+  });
+}
+
+int rknn_destroy(rknn_context context) {
+  return guarded("rknn_destroy", [&]() -> Status {
+    auto e = contexts().remove(static_cast<uint64_t>(context));
+    if (!e) return ORKNN_ERR(kInvalidContext, "invalid context handle 0x%llx", static_cast<unsigned long long>(context));
+    std::lock_guard<std::mutex> lock(e->mu);  // waits for a call in progress on another thread
+    e->obj.reset();
+    return Status::Ok();
+  });
+}
+
+int rknn_query(rknn_context context, rknn_query_cmd cmd, void* info, uint32_t size) {
+  return with_context("rknn_query", context, [&](Context& c) -> Status {
+    if (!info) return ORKNN_ERR(kInvalidParam, "rknn_query: info is NULL");
+    return c.query(cmd, info, size);
+  });
+}
+
+int rknn_inputs_set(rknn_context context, uint32_t n_inputs, rknn_input inputs[]) {
+  return with_context("rknn_inputs_set", context, [&](Context& c) -> Status {
+    if (!inputs) return ORKNN_ERR(kInvalidParam, "rknn_inputs_set: inputs is NULL");
+    return c.inputs_set(n_inputs, inputs);
+  });
+}
+
+int rknn_run(rknn_context context, rknn_run_extend* extend) {
+  return with_context("rknn_run", context, [&](Context& c) -> Status {
+    Status st = c.run();
+    if (st.ok() && extend) extend->frame_id = 0;
+    return st;
+  });
+}
+
+int rknn_outputs_get(rknn_context context, uint32_t n_outputs, rknn_output outputs[], rknn_output_extend* extend) {
+  return with_context("rknn_outputs_get", context, [&](Context& c) -> Status {
+    if (!outputs) return ORKNN_ERR(kInvalidParam, "rknn_outputs_get: outputs is NULL");
+    Status st = c.outputs_get(n_outputs, outputs);
+    if (st.ok() && extend) extend->frame_id = 0;
+    return st;
+  });
+}
+
+int rknn_outputs_release(rknn_context context, uint32_t n_outputs, rknn_output outputs[]) {
+  return with_context("rknn_outputs_release", context, [&](Context& c) -> Status {
+    if (!outputs) return ORKNN_ERR(kInvalidParam, "rknn_outputs_release: outputs is NULL");
+    return c.outputs_release(n_outputs, outputs);
+  });
+}
+
+int rknn_set_core_mask(rknn_context context, rknn_core_mask core_mask) {
+  return with_context("rknn_set_core_mask", context, [&](Context& c) { return c.set_core_mask(core_mask); });
+}
+
+// ---- Not implemented in this version (README status table). Each logs one line and fails. ----
+
+int rknn_dup_context(rknn_context* context_in, rknn_context* context_out) { return not_implemented("rknn_dup_context"); }
+int rknn_set_batch_core_num(rknn_context context, int core_num) { return not_implemented("rknn_set_batch_core_num"); }
+int rknn_wait(rknn_context context, rknn_run_extend* extend) { return not_implemented("rknn_wait"); }
+rknn_tensor_mem* rknn_create_mem_from_phys(rknn_context ctx, uint64_t phys_addr, void* virt_addr, uint32_t size) {
+  not_implemented("rknn_create_mem_from_phys");
+  return nullptr;
+}
+rknn_tensor_mem* rknn_create_mem_from_fd(rknn_context ctx, int32_t fd, void* virt_addr, uint32_t size, int32_t offset) {
+  not_implemented("rknn_create_mem_from_fd");
+  return nullptr;
+}
+rknn_tensor_mem* rknn_create_mem_from_mb_blk(rknn_context ctx, void* mb_blk, int32_t offset) {
+  ORKNN_LOGE("rknn_create_mem_from_mb_blk: MB blocks exist only on RV1106/RV1103 boards; not supported");
+  return nullptr;
+}
+rknn_tensor_mem* rknn_create_mem(rknn_context ctx, uint32_t size) {
+  not_implemented("rknn_create_mem");
+  return nullptr;
+}
+rknn_tensor_mem* rknn_create_mem2(rknn_context ctx, uint64_t size, uint64_t alloc_flags) {
+  not_implemented("rknn_create_mem2");
+  return nullptr;
+}
+int rknn_destroy_mem(rknn_context ctx, rknn_tensor_mem* mem) { return not_implemented("rknn_destroy_mem"); }
+int rknn_set_weight_mem(rknn_context ctx, rknn_tensor_mem* mem) { return not_implemented("rknn_set_weight_mem"); }
+int rknn_set_internal_mem(rknn_context ctx, rknn_tensor_mem* mem) { return not_implemented("rknn_set_internal_mem"); }
+int rknn_set_io_mem(rknn_context ctx, rknn_tensor_mem* mem, rknn_tensor_attr* attr) { return not_implemented("rknn_set_io_mem"); }
+int rknn_set_input_shape(rknn_context ctx, rknn_tensor_attr* attr) { return not_implemented("rknn_set_input_shape"); }
+int rknn_set_input_shapes(rknn_context ctx, uint32_t n_inputs, rknn_tensor_attr attr[]) {
+  return not_implemented("rknn_set_input_shapes");
+}
+int rknn_mem_sync(rknn_context context, rknn_tensor_mem* mem, rknn_mem_sync_mode mode) { return not_implemented("rknn_mem_sync"); }
+
+int rknn_matmul_create(rknn_matmul_ctx* ctx, rknn_matmul_info* info, rknn_matmul_io_attr* io_attr) {
+  return not_implemented("rknn_matmul_create");
+}
+int rknn_matmul_create_dynamic_shape(rknn_matmul_ctx* ctx, rknn_matmul_info* info, int shape_num,
+                                     rknn_matmul_shape dynamic_shapes[], rknn_matmul_io_attr io_attrs[]) {
+  return not_implemented("rknn_matmul_create_dynamic_shape");
+}
+int rknn_matmul_set_io_mem(rknn_matmul_ctx ctx, rknn_tensor_mem* mem, rknn_matmul_tensor_attr* attr) {
+  return not_implemented("rknn_matmul_set_io_mem");
+}
+int rknn_matmul_set_core_mask(rknn_matmul_ctx context, rknn_core_mask core_mask) { return not_implemented("rknn_matmul_set_core_mask"); }
+int rknn_matmul_set_quant_params(rknn_matmul_ctx context, rknn_quant_params* params) {
+  return not_implemented("rknn_matmul_set_quant_params");
+}
+int rknn_matmul_get_quant_params(rknn_matmul_ctx ctx, rknn_quant_params* params, float* scale) {
+  return not_implemented("rknn_matmul_get_quant_params");
+}
+int rknn_matmul_set_dynamic_shape(rknn_matmul_ctx ctx, rknn_matmul_shape* shape) {
+  return not_implemented("rknn_matmul_set_dynamic_shape");
+}
+int rknn_matmul_run(rknn_matmul_ctx ctx) { return not_implemented("rknn_matmul_run"); }
+int rknn_matmul_destroy(rknn_matmul_ctx ctx) { return not_implemented("rknn_matmul_destroy"); }
+int rknn_B_normal_layout_to_native_layout(void* B_input, void* B_output, int K, int N, rknn_matmul_info* info) {
+  return not_implemented("rknn_B_normal_layout_to_native_layout");
+}
+
+int rknn_register_custom_ops(rknn_context ctx, rknn_custom_op* op, uint32_t custom_op_num) {
+  return not_implemented("rknn_register_custom_ops");
+}
+void rknn_custom_op_get_op_attr(rknn_custom_op_context* op_ctx, const char* attr_name, rknn_custom_op_attr* op_attr) {
+  not_implemented("rknn_custom_op_get_op_attr");
+  if (op_attr) {
+    op_attr->n_elems = 0;
+    op_attr->data = nullptr;
+  }
+}
+
+}  // extern "C"

@@ -1,0 +1,22 @@
+// Execution plan of a graph: node order and activation arena offsets (architecture §7).
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "graph/ir.h"
+
+namespace orknn {
+
+struct ArenaPlan {
+  std::vector<size_t> offset;  // per tensor id; SIZE_MAX for constants and unused tensors
+  size_t arena_size = 0;       // bytes
+};
+
+constexpr size_t kArenaAlign = 64;
+
+// Lifetime-based placement: every non-constant tensor lives from the node that produces it (graph
+// inputs: from the start) to its last consumer (graph outputs: to the end); tensors whose
+// lifetimes overlap never share bytes. Greedy: largest first, lowest offset that fits.
+ArenaPlan plan_arena(const Graph& g);
+
+}  // namespace orknn

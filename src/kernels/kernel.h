@@ -1,0 +1,84 @@
+// Kernel interface and registry. A kernel implements one op for the node's dtypes/attributes.
+// Selection happens once per node at plan time: the highest-priority registered kernel whose
+// `supports` accepts the node; reference kernels (priority 0) accept every valid node.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "graph/ir.h"
+
+namespace orknn {
+
+struct KernelContext {
+  const Graph* graph = nullptr;
+  const Node* node = nullptr;
+  std::vector<const void*> inputs;  // one per node input; nullptr for an absent optional input
+  std::vector<void*> outputs;       // one per node output, sized for the output tensor
+  int num_threads = 1;              // threads this kernel may use (oneDNN: omp threads)
+
+  const Tensor& in_tensor(size_t i) const { return graph->tensor(node->inputs[i]); }
+  const Tensor& out_tensor(size_t i) const { return graph->tensor(node->outputs[i]); }
+  bool has_input(size_t i) const { return i < node->inputs.size() && node->inputs[i] >= 0; }
+  template <typename T> const T* in(size_t i) const { return static_cast<const T*>(inputs[i]); }
+  template <typename T> T* out(size_t i) const { return static_cast<T*>(outputs[i]); }
+};
+
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  // Once, at plan time. Data pointers of constants and of the arena are already final, so a
+  // kernel may pack weights or build primitives here. Nothing may be allocated in run().
+  virtual Status prepare(const KernelContext& ctx) { return Status::Ok(); }
+  virtual void run(const KernelContext& ctx) = 0;
+};
+
+using KernelRunFn = void (*)(const KernelContext& ctx);
+using KernelSupportsFn = bool (*)(const Graph& g, const Node& n);
+using KernelCreateFn = std::unique_ptr<Kernel> (*)();
+
+struct KernelEntry {
+  OpId op;
+  const char* name;  // e.g. "ref", "onednn_conv_f32"
+  int priority;      // 0 = reference
+  KernelSupportsFn supports;  // nullptr = every node
+  KernelCreateFn create;
+};
+
+void register_kernel(const KernelEntry& e);
+// Best kernel for the node (falls back to the reference kernel). `allow_fast=false` forces the
+// reference kernel (tests, and OPENRKNN_REF_KERNELS=1).
+std::unique_ptr<Kernel> create_kernel(const Graph& g, const Node& n, bool allow_fast, std::string* chosen_name);
+const KernelEntry* find_ref_kernel(OpId op);
+std::vector<const KernelEntry*> kernels_for(OpId op);
+
+// Wraps a plain function as a Kernel (for stateless kernels).
+class FnKernel : public Kernel {
+ public:
+  explicit FnKernel(KernelRunFn fn) : fn_(fn) {}
+  void run(const KernelContext& ctx) override { fn_(ctx); }
+ private:
+  KernelRunFn fn_;
+};
+
+struct KernelRegistrar {
+  explicit KernelRegistrar(const KernelEntry& e) { register_kernel(e); }
+};
+
+#define ORKNN_CONCAT_INNER(a, b) a##b
+#define ORKNN_CONCAT(a, b) ORKNN_CONCAT_INNER(a, b)
+
+// Registers `fn` (void(const KernelContext&)) as the reference kernel of op OPNAME.
+#define ORKNN_REGISTER_REF_KERNEL(OPNAME, fn)                                                     \
+  static ::orknn::KernelRegistrar ORKNN_CONCAT(kRefReg_##OPNAME, __LINE__)(::orknn::KernelEntry{ \
+      ::orknn::OpId::OPNAME, "ref", 0, nullptr,                                                   \
+      []() -> std::unique_ptr<::orknn::Kernel> { return std::make_unique<::orknn::FnKernel>(fn); }})
+
+// Registers a Kernel subclass CLS as a fast kernel for OPNAME.
+#define ORKNN_REGISTER_KERNEL(OPNAME, NAME, PRIORITY, SUPPORTS, CLS)                              \
+  static ::orknn::KernelRegistrar ORKNN_CONCAT(kReg_##OPNAME, __LINE__)(::orknn::KernelEntry{    \
+      ::orknn::OpId::OPNAME, NAME, PRIORITY, SUPPORTS,                                            \
+      []() -> std::unique_ptr<::orknn::Kernel> { return std::make_unique<CLS>(); }})
+
+}  // namespace orknn

@@ -1,0 +1,189 @@
+// oneDNN fp32 Conv and ConvTranspose (1-D, 2-D and 3-D; grouped, depthwise, dilated, strided,
+// asymmetric pads, optional bias, fused activation as post-ops).
+//
+// Weights are constants: they are reordered once, in prepare(), into the layout the primitive
+// prefers. Activations: see choose_conv_layout() and docs/kernels.md for the measurement.
+#include <vector>
+
+#include "kernels/onednn/onednn_common.h"
+
+namespace orknn::onednn {
+namespace {
+
+using dnnl::memory;
+
+// Geometry of a Conv/ConvTranspose node after infer (attributes are explicit then).
+struct ConvGeometry {
+  memory::dims src, dst, weights;  // weights: oneDNN logical dims ({G,O/G,I/G,k...} when grouped)
+  std::vector<int> weights_storage;  // storage order of the ONNX weight bytes over `weights`
+  memory::dims bias;                 // {OC} or empty
+  memory::dims strides, dilations, pad_l, pad_r;  // dilations in oneDNN convention (d - 1)
+  int64_t group = 1;
+  bool valid = false;
+};
+
+ConvGeometry conv_geometry(const Graph& g, const Node& n, bool transposed) {
+  ConvGeometry geo;
+  if (n.inputs.size() < 2 || n.outputs.empty()) return geo;
+  const Tensor* x = g.input(n, 0);
+  const Tensor* w = g.input(n, 1);
+  const Tensor* b = g.input(n, 2);
+  if (!x || !w || n.outputs[0] < 0) return geo;
+  const Tensor& y = g.tensor(n.outputs[0]);
+  const size_t rank = x->shape.size();
+  if (rank < 3 || rank > 5 || w->shape.size() != rank || y.shape.size() != rank) return geo;
+  const size_t sp = rank - 2;
+  const int64_t group = n.attrs.get_int("group", 1);
+  const std::vector<int64_t> strides = n.attrs.get_ints("strides", std::vector<int64_t>(sp, 1));
+  const std::vector<int64_t> dil = n.attrs.get_ints("dilations", std::vector<int64_t>(sp, 1));
+  const std::vector<int64_t> pads = n.attrs.get_ints("pads", std::vector<int64_t>(2 * sp, 0));
+  if (group < 1 || strides.size() != sp || dil.size() != sp || pads.size() != 2 * sp) return geo;
+  for (size_t i = 0; i < sp; ++i) {
+    if (strides[i] < 1 || dil[i] < 1 || pads[i] < 0 || pads[sp + i] < 0) return geo;
+  }
+  if (n.attrs.has("kernel_shape")) {
+    const std::vector<int64_t> ks = n.attrs.get_ints("kernel_shape");
+    if (ks.size() != sp) return geo;
+    for (size_t i = 0; i < sp; ++i)
+      if (ks[i] != w->shape[2 + i]) return geo;
+  }
+  const int64_t c_in = x->shape[1];
+  const int64_t c_out = y.shape[1];
+  if (c_in % group || c_out % group) return geo;
+  // ONNX Conv weights [OC, IC/G, k...]; ConvTranspose weights [IC, OC/G, k...].
+  if (!transposed && (w->shape[0] != c_out || w->shape[1] != c_in / group)) return geo;
+  if (transposed && (w->shape[0] != c_in || w->shape[1] != c_out / group)) return geo;
+
+  geo.src = to_dims(x->shape);
+  geo.dst = to_dims(y.shape);
+  const memory::dims kdims(w->shape.begin() + 2, w->shape.end());
+  // Logical oneDNN weights: [G,] O/G, I/G, k...
+  if (group > 1) geo.weights = {group, c_out / group, c_in / group};
+  else geo.weights = {c_out, c_in};
+  geo.weights.insert(geo.weights.end(), kdims.begin(), kdims.end());
+  const int lead = group > 1 ? 1 : 0;  // index of the O/G dim
+  geo.weights_storage.clear();
+  if (group > 1) geo.weights_storage.push_back(0);
+  if (transposed) {  // bytes are [G,] I/G, O/G, k...
+    geo.weights_storage.push_back(lead + 1);
+    geo.weights_storage.push_back(lead);
+  } else {  // bytes are [G,] O/G, I/G, k...
+    geo.weights_storage.push_back(lead);
+    geo.weights_storage.push_back(lead + 1);
+  }
+  for (size_t i = 0; i < sp; ++i) geo.weights_storage.push_back(lead + 2 + static_cast<int>(i));
+
+  if (b) {
+    if (b->shape.size() != 1 || b->shape[0] != c_out) return geo;
+    geo.bias = {c_out};
+  }
+  for (size_t i = 0; i < sp; ++i) {
+    geo.strides.push_back(strides[i]);
+    geo.dilations.push_back(dil[i] - 1);
+    geo.pad_l.push_back(pads[i]);
+    geo.pad_r.push_back(pads[sp + i]);
+  }
+  geo.group = group;
+  geo.valid = true;
+  return geo;
+}
+
+bool is_depthwise(const ConvGeometry& geo) {
+  return geo.group > 1 && geo.weights[1] == 1 && geo.weights[2] == 1;
+}
+
+// Activation layout for the convolution (measurement in docs/kernels.md, "Activation layout").
+ActLayout choose_conv_layout(const ConvGeometry& geo, bool transposed) {
+  ActLayout forced = act_layout_override();
+  if (forced != ActLayout::kAuto) return forced;
+  (void)transposed;
+  (void)is_depthwise;
+  return ActLayout::kBlocked;
+}
+
+// Builds the primitive descriptor. Layout kPlain uses the NCHW descriptors as they are.
+template <bool kTransposed>
+auto make_pd(const Node& n, const ConvGeometry& geo, ActLayout layout) {
+  const memory::desc user_src = plain_f32(geo.src);
+  const memory::desc user_dst = plain_f32(geo.dst);
+  const memory::desc any_src(geo.src, memory::data_type::f32, memory::format_tag::any);
+  const memory::desc any_dst(geo.dst, memory::data_type::f32, memory::format_tag::any);
+  const memory::desc any_w(geo.weights, memory::data_type::f32, memory::format_tag::any);
+  const memory::desc bias_md = geo.bias.empty() ? memory::desc() : plain_f32(geo.bias);
+  const bool plain = layout == ActLayout::kPlain;
+  const memory::desc& src = plain ? user_src : any_src;
+  const memory::desc& dst = plain ? user_dst : any_dst;
+
+  dnnl::primitive_attr attr = user_scratchpad_attr();
+  dnnl::post_ops ops;
+  if (!append_fused_act(n, ops)) throw dnnl::error(dnnl_unimplemented, "fused activation not expressible");
+  attr.set_post_ops(ops);
+  if constexpr (kTransposed) {
+    dnnl::deconvolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                                        src, any_w, bias_md, dst, geo.strides, geo.dilations, geo.pad_l,
+                                        geo.pad_r);
+    return dnnl::deconvolution_forward::primitive_desc(d, attr, cpu_engine());
+  } else {
+    // convolution_direct, not _auto: Winograd would change the rounding far beyond reassociation.
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                      src, any_w, bias_md, dst, geo.strides, geo.dilations, geo.pad_l,
+                                      geo.pad_r);
+    return dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
+  }
+}
+
+template <bool kTransposed>
+bool conv_supports(const Graph& g, const Node& n) {
+  if (!all_f32(g, n) || n.outputs.size() != 1) return false;
+  const Tensor* w = g.input(n, 1);
+  if (!w || !w->is_const()) return false;  // weights are packed once at prepare
+  ConvGeometry geo = conv_geometry(g, n, kTransposed);
+  if (!geo.valid) return false;
+  return probe_ok([&] {
+    make_pd<kTransposed>(n, geo, choose_conv_layout(geo, kTransposed));
+    return true;
+  });
+}
+
+template <bool kTransposed>
+class ConvKernel final : public OnednnKernel {
+ protected:
+  Status build(const KernelContext& ctx) override {
+    ConvGeometry geo = conv_geometry(*ctx.graph, *ctx.node, kTransposed);
+    if (!geo.valid)
+      return ORKNN_ERR(kInvalidModel, "%s (%s): attributes/shapes not supported by the oneDNN kernel",
+                       ctx.node->name.c_str(), op_name(ctx.node->op));
+    auto pd = make_pd<kTransposed>(*ctx.node, geo, choose_conv_layout(geo, kTransposed));
+    set_impl_name(pd);
+
+    memory user_src = wrap(plain_f32(geo.src), ctx.inputs[0]);
+    memory user_dst = wrap(plain_f32(geo.dst), ctx.outputs[0]);
+    memory user_w = wrap(permuted_f32(geo.weights, geo.weights_storage), ctx.inputs[1]);
+    weights_ = convert_const(user_w, pd.weights_desc());
+
+    memory src = reorder_in(user_src, pd.src_desc());
+    memory dst = reorder_out_buffer(user_dst, pd.dst_desc());
+    std::vector<std::pair<int, memory>> args = {
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst}};
+    if (!geo.bias.empty()) args.push_back({DNNL_ARG_BIAS, wrap(plain_f32(geo.bias), ctx.inputs[2])});
+    if constexpr (kTransposed) add_step(dnnl::deconvolution_forward(pd), pd, std::move(args));
+    else add_step(dnnl::convolution_forward(pd), pd, std::move(args));
+    return Status::Ok();
+  }
+
+ private:
+  memory weights_;
+};
+
+using ConvF32 = ConvKernel<false>;
+using DeconvF32 = ConvKernel<true>;
+
+bool supports_conv(const Graph& g, const Node& n) { return conv_supports<false>(g, n); }
+bool supports_deconv(const Graph& g, const Node& n) { return conv_supports<true>(g, n); }
+
+}  // namespace
+
+ORKNN_REGISTER_KERNEL(Conv, "onednn_conv_f32", 10, supports_conv, ConvF32);
+ORKNN_REGISTER_KERNEL(ConvTranspose, "onednn_deconv_f32", 10, supports_deconv, DeconvF32);
+
+}  // namespace orknn::onednn

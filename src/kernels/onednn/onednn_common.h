@@ -1,0 +1,129 @@
+// Shared pieces of the oneDNN (2.6) fp32 kernels: the process-wide engine, plain-layout memory
+// descriptors built from ONNX shapes, fused-activation post-ops, and OnednnKernel, a Kernel whose
+// prepare() compiles a fixed list of primitives (reorders + the op) and whose run() only executes them.
+//
+// Threading: oneDNN (OpenMP build) sizes its work split from omp_get_max_threads() when a primitive
+// descriptor is created, and runs with omp's thread count of the calling thread. So both prepare()
+// (around primitive creation) and run() set omp_set_num_threads(ctx.num_threads) on the calling
+// thread, as architecture.md §6 asks.
+#pragma once
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/ir.h"
+#include "kernels/kernel.h"
+
+namespace orknn::onednn {
+
+// The one CPU engine of the process (created on first use; thread-safe).
+const dnnl::engine& cpu_engine();
+
+// Where the op primitive keeps its activations (src/dst). The arena holds plain NCHW buffers;
+// kBlocked lets oneDNN pick its layout (format_tag::any, usually nChw16c) and adds reorders at
+// run time, kPlain runs the primitive on the NCHW buffers directly. kAuto is the per-op choice
+// measured in docs/kernels.md. The override exists for the microbenchmark in bench/kernels.
+enum class ActLayout { kAuto = 0, kPlain = 1, kBlocked = 2 };
+void set_act_layout_override(ActLayout layout);  // kAuto restores the measured default
+ActLayout act_layout_override();
+
+// Dims/strides helpers. ONNX shapes are row-major ("plain").
+dnnl::memory::dims to_dims(const Shape& s);
+// Row-major strides of `dims`.
+dnnl::memory::dims plain_strides(const dnnl::memory::dims& dims);
+// A plain fp32 descriptor of `dims`.
+dnnl::memory::desc plain_f32(const dnnl::memory::dims& dims);
+// An fp32 descriptor whose logical dims are `dims` while the bytes are stored in the order given
+// by `storage_order` (storage_order[k] = logical dim stored k-th, outermost first). E.g. ONNX
+// ConvTranspose weights [G*I, O, kh, kw] seen as logical {G, O, I, kh, kw}: storage {0, 2, 1, 3, 4}.
+dnnl::memory::desc permuted_f32(const dnnl::memory::dims& dims, const std::vector<int>& storage_order);
+
+// True when every input and output of `n` that is present is fp32.
+bool all_f32(const Graph& g, const Node& n);
+
+// Appends the node's fused activation ("fused_act"/"fused_alpha"/"fused_beta", see
+// kernels/ref/activation.h) as eltwise post-ops. Returns false for an activation oneDNN 2.6 cannot
+// express with the reference kernel's semantics.
+bool append_fused_act(const Node& n, dnnl::post_ops& ops);
+
+// A primitive_attr with user-managed scratchpad (oneDNN must not allocate at run time).
+dnnl::primitive_attr user_scratchpad_attr();
+
+// Sets omp_set_num_threads(n) on the calling thread and restores the previous value on exit.
+class ScopedOmpThreads {
+ public:
+  explicit ScopedOmpThreads(int n);
+  ~ScopedOmpThreads();
+  ScopedOmpThreads(const ScopedOmpThreads&) = delete;
+  ScopedOmpThreads& operator=(const ScopedOmpThreads&) = delete;
+
+ private:
+  int saved_;
+};
+
+// Base of the oneDNN kernels. Subclasses build their primitives in build() using the helpers
+// below; OnednnKernel handles the scratchpad, exceptions, and execution without allocation.
+class OnednnKernel : public Kernel {
+ public:
+  Status prepare(const KernelContext& ctx) final;
+  void run(const KernelContext& ctx) final;
+
+  // Name of the chosen oneDNN implementation of the main primitive (e.g. "brg:avx512_core").
+  const std::string& impl_name() const { return impl_name_; }
+
+ protected:
+  // Builds everything; may throw dnnl::error (turned into a Status by prepare()).
+  virtual Status build(const KernelContext& ctx) = 0;
+
+  // Wraps an arena/constant buffer (whose address is fixed after prepare) as a memory object.
+  dnnl::memory wrap(const dnnl::memory::desc& md, const void* ptr) const;
+  // A buffer owned by the kernel (allocated now, during prepare).
+  dnnl::memory owned(const dnnl::memory::desc& md) const;
+  // Returns `user` if `want` describes the same layout, otherwise an owned buffer of layout
+  // `want` plus a reorder step user -> buffer appended to the run list.
+  dnnl::memory reorder_in(const dnnl::memory& user, const dnnl::memory::desc& want);
+  // Buffer in layout `have` that the op writes; a reorder buffer -> user is queued by
+  // add_pending_outputs() after the op step.
+  dnnl::memory reorder_out_buffer(const dnnl::memory& user, const dnnl::memory::desc& have);
+  // One-off conversion of a constant (weights) into layout `want`, executed now.
+  dnnl::memory convert_const(const dnnl::memory& user, const dnnl::memory::desc& want);
+  // Appends a primitive step. `args` must not contain DNNL_ARG_SCRATCHPAD (added here).
+  void add_step(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd,
+                std::vector<std::pair<int, dnnl::memory>> args);
+  // Appends the reorders created by reorder_out_buffer() since the last call.
+  void add_pending_outputs();
+  // Records the implementation name of the main primitive (for logs and tests).
+  void set_impl_name(const dnnl::primitive_desc_base& pd) { impl_name_ = pd.impl_info_str(); }
+
+ private:
+  struct Step {
+    dnnl::primitive prim;
+    std::vector<dnnl::memory> keep_alive;
+    std::vector<dnnl_exec_arg_t> args;  // built once; passed to the C API in run()
+    bool uses_scratchpad = false;
+  };
+  struct PendingOut {
+    dnnl::memory from, to;
+  };
+  std::vector<Step> steps_;
+  std::vector<PendingOut> pending_out_;
+  size_t scratchpad_bytes_ = 0;
+  dnnl::memory scratchpad_;
+  dnnl::stream stream_;
+  std::string impl_name_;
+  std::string node_name_;
+};
+
+// supports() helper: runs `probe` (which builds a primitive descriptor) and returns false if
+// oneDNN rejects the configuration.
+template <typename Fn> bool probe_ok(Fn&& probe) {
+  try {
+    return probe();
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+}  // namespace orknn::onednn

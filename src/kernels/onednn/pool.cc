@@ -1,0 +1,184 @@
+// oneDNN fp32 MaxPool/AveragePool (pooling_v2: dilations) and GlobalAveragePool/GlobalMaxPool
+// (reduction over the spatial dims).
+//
+// ONNX ceil_mode is expressed as extra right padding: oneDNN derives the output size with floor,
+// so the right pad is grown until floor gives infer's (ceil) output size. For max pooling and for
+// average pooling that excludes padding that is exact. Average pooling *including* padding counts
+// only the declared pads in ONNX (the divisor is the window clipped to the padded input), while
+// oneDNN would count the extra ceil padding too: such nodes stay on the reference kernel.
+#include <algorithm>
+#include <vector>
+
+#include "kernels/onednn/onednn_common.h"
+
+namespace orknn::onednn {
+namespace {
+
+using dnnl::memory;
+
+struct PoolSetup {
+  memory::dims src, dst, kernel, strides, dilations, pad_l, pad_r;  // dilations: d - 1
+  dnnl::algorithm alg = dnnl::algorithm::pooling_max;
+  bool valid = false;
+};
+
+PoolSetup pool_setup(const Graph& g, const Node& n) {
+  PoolSetup s;
+  const Tensor* x = g.input(n, 0);
+  // MaxPool's optional Indices output is not produced by this kernel.
+  if (!x || n.inputs.size() != 1 || n.outputs.size() != 1 || n.outputs[0] < 0) return s;
+  const Tensor& y = g.tensor(n.outputs[0]);
+  const size_t rank = x->shape.size();
+  if (rank < 3 || rank > 5 || y.shape.size() != rank || x->numel() == 0) return s;
+  const size_t sp = rank - 2;
+  const std::vector<int64_t> ks = n.attrs.get_ints("kernel_shape");
+  const std::vector<int64_t> st = n.attrs.get_ints("strides", std::vector<int64_t>(sp, 1));
+  const std::vector<int64_t> dil = n.attrs.get_ints("dilations", std::vector<int64_t>(sp, 1));
+  const std::vector<int64_t> pads = n.attrs.get_ints("pads", std::vector<int64_t>(2 * sp, 0));
+  if (ks.size() != sp || st.size() != sp || dil.size() != sp || pads.size() != 2 * sp) return s;
+  if (y.shape[0] != x->shape[0] || y.shape[1] != x->shape[1]) return s;
+  const bool is_max = n.op == OpId::MaxPool;
+  const bool include_pad = !is_max && n.attrs.get_int("count_include_pad", 0) != 0;
+  if (is_max && n.attrs.get_int("storage_order", 0) != 0) return s;  // only matters for Indices
+  for (size_t i = 0; i < sp; ++i) {
+    const int64_t in = x->shape[2 + i], out = y.shape[2 + i];
+    if (ks[i] < 1 || st[i] < 1 || dil[i] < 1 || pads[i] < 0 || pads[sp + i] < 0 || out < 1) return s;
+    const int64_t extent = (ks[i] - 1) * dil[i] + 1;
+    int64_t pr = pads[sp + i];
+    // Right pad that makes oneDNN's floor formula give infer's output size (ceil_mode).
+    if ((in + pads[i] + pr - extent) / st[i] + 1 != out) {
+      const int64_t needed = (out - 1) * st[i] + extent - in - pads[i];
+      if (needed < pr || (in + pads[i] + needed - extent) / st[i] + 1 != out) return s;
+      if (include_pad) return s;  // see the file comment
+      pr = needed;
+    }
+    // Every window must see at least one input element: the reference's value for an all-padding
+    // window (max: -inf, avg excluding pads: 0/0) is not something oneDNN defines.
+    for (int64_t o = 0; o < out; ++o) {
+      bool any = false;
+      for (int64_t j = 0; j < ks[i] && !any; ++j) {
+        const int64_t pos = o * st[i] - pads[i] + j * dil[i];
+        any = pos >= 0 && pos < in;
+      }
+      if (!any) return s;
+    }
+    s.kernel.push_back(ks[i]);
+    s.strides.push_back(st[i]);
+    s.dilations.push_back(dil[i] - 1);
+    s.pad_l.push_back(pads[i]);
+    s.pad_r.push_back(pr);
+  }
+  s.src = to_dims(x->shape);
+  s.dst = to_dims(y.shape);
+  s.alg = is_max ? dnnl::algorithm::pooling_max
+                 : (include_pad ? dnnl::algorithm::pooling_avg_include_padding
+                                : dnnl::algorithm::pooling_avg_exclude_padding);
+  s.valid = true;
+  return s;
+}
+
+ActLayout choose_pool_layout() {
+  ActLayout forced = act_layout_override();
+  return forced != ActLayout::kAuto ? forced : ActLayout::kPlain;
+}
+
+dnnl::pooling_v2_forward::primitive_desc pool_pd(const PoolSetup& s, ActLayout layout) {
+  const bool plain = layout == ActLayout::kPlain;
+  const memory::desc src = plain ? plain_f32(s.src) : memory::desc(s.src, memory::data_type::f32, memory::format_tag::any);
+  const memory::desc dst = plain ? plain_f32(s.dst) : memory::desc(s.dst, memory::data_type::f32, memory::format_tag::any);
+  dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, s.alg, src, dst, s.strides, s.kernel,
+                                   s.dilations, s.pad_l, s.pad_r);
+  return dnnl::pooling_v2_forward::primitive_desc(d, user_scratchpad_attr(), cpu_engine());
+}
+
+bool supports_pool(const Graph& g, const Node& n) {
+  if (!all_f32(g, n)) return false;
+  PoolSetup s = pool_setup(g, n);
+  if (!s.valid) return false;
+  return probe_ok([&] {
+    pool_pd(s, choose_pool_layout());
+    return true;
+  });
+}
+
+class PoolF32 final : public OnednnKernel {
+ protected:
+  Status build(const KernelContext& ctx) override {
+    const PoolSetup s = pool_setup(*ctx.graph, *ctx.node);
+    if (!s.valid)
+      return ORKNN_ERR(kInvalidModel, "%s (%s): attributes/shapes not supported by the oneDNN kernel",
+                       ctx.node->name.c_str(), op_name(ctx.node->op));
+    auto pd = pool_pd(s, choose_pool_layout());
+    set_impl_name(pd);
+    memory src = reorder_in(wrap(plain_f32(s.src), ctx.inputs[0]), pd.src_desc());
+    memory dst = reorder_out_buffer(wrap(plain_f32(s.dst), ctx.outputs[0]), pd.dst_desc());
+    std::vector<std::pair<int, memory>> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+    // forward_inference max pooling needs no workspace; keep it generic anyway.
+    if (pd.workspace_desc().get_size() > 0) args.push_back({DNNL_ARG_WORKSPACE, owned(pd.workspace_desc())});
+    add_step(dnnl::pooling_v2_forward(pd), pd, std::move(args));
+    return Status::Ok();
+  }
+};
+
+// ------------------------------------------------------------------------------------ Global pools
+
+struct GlobalSetup {
+  memory::dims src, dst;
+  bool valid = false;
+};
+
+GlobalSetup global_setup(const Graph& g, const Node& n) {
+  GlobalSetup s;
+  const Tensor* x = g.input(n, 0);
+  if (!x || n.inputs.size() != 1 || n.outputs.size() != 1 || n.outputs[0] < 0) return s;
+  const Tensor& y = g.tensor(n.outputs[0]);
+  if (x->shape.size() < 3 || x->shape.size() > 5 || y.shape.size() != x->shape.size() || x->numel() == 0) return s;
+  s.src = to_dims(x->shape);
+  s.dst = s.src;
+  for (size_t i = 2; i < s.dst.size(); ++i) s.dst[i] = 1;
+  for (size_t i = 0; i < s.dst.size(); ++i)
+    if (y.shape[i] != s.dst[i]) return s;
+  s.valid = true;
+  return s;
+}
+
+dnnl::reduction::primitive_desc global_pd(const GlobalSetup& s, OpId op) {
+  const dnnl::algorithm alg =
+      op == OpId::GlobalMaxPool ? dnnl::algorithm::reduction_max : dnnl::algorithm::reduction_mean;
+  dnnl::reduction::desc d(alg, plain_f32(s.src), plain_f32(s.dst), 0.f, 0.f);
+  return dnnl::reduction::primitive_desc(d, user_scratchpad_attr(), cpu_engine());
+}
+
+bool supports_global(const Graph& g, const Node& n) {
+  if (!all_f32(g, n)) return false;
+  GlobalSetup s = global_setup(g, n);
+  if (!s.valid) return false;
+  return probe_ok([&] {
+    global_pd(s, n.op);
+    return true;
+  });
+}
+
+class GlobalPoolF32 final : public OnednnKernel {
+ protected:
+  Status build(const KernelContext& ctx) override {
+    const GlobalSetup s = global_setup(*ctx.graph, *ctx.node);
+    if (!s.valid)
+      return ORKNN_ERR(kInvalidModel, "%s (%s): shapes not supported by the oneDNN kernel", ctx.node->name.c_str(),
+                       op_name(ctx.node->op));
+    auto pd = global_pd(s, ctx.node->op);
+    set_impl_name(pd);
+    add_step(dnnl::reduction(pd), pd,
+             {{DNNL_ARG_SRC, wrap(plain_f32(s.src), ctx.inputs[0])}, {DNNL_ARG_DST, wrap(plain_f32(s.dst), ctx.outputs[0])}});
+    return Status::Ok();
+  }
+};
+
+}  // namespace
+
+ORKNN_REGISTER_KERNEL(MaxPool, "onednn_pool_f32", 10, supports_pool, PoolF32);
+ORKNN_REGISTER_KERNEL(AveragePool, "onednn_pool_f32", 10, supports_pool, PoolF32);
+ORKNN_REGISTER_KERNEL(GlobalAveragePool, "onednn_global_pool_f32", 10, supports_global, GlobalPoolF32);
+ORKNN_REGISTER_KERNEL(GlobalMaxPool, "onednn_global_pool_f32", 10, supports_global, GlobalPoolF32);
+
+}  // namespace orknn::onednn

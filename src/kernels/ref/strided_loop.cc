@@ -1,0 +1,95 @@
+#include "kernels/ref/strided_loop.h"
+
+namespace orknn {
+
+void StridedLoop::init(const Shape& space, const std::vector<std::vector<int64_t>>& strides,
+                       const std::vector<int64_t>& base) {
+  nops_ = static_cast<int>(strides.size());
+  base_.assign(static_cast<size_t>(nops_), 0);
+  for (size_t k = 0; k < base.size() && k < base_.size(); ++k) base_[k] = base[k];
+  empty_ = false;
+  for (int64_t d : space)
+    if (d == 0) empty_ = true;
+
+  // Drop size-1 dimensions and merge neighbours that every operand walks contiguously, so that
+  // the innermost run is as long as possible.
+  struct Group {
+    int64_t size;
+    std::vector<int64_t> strides;
+  };
+  std::vector<Group> groups;  // innermost first
+  for (size_t d = space.size(); d-- > 0;) {
+    if (space[d] == 1) continue;
+    bool merge = !groups.empty();
+    if (merge) {
+      const Group& g = groups.back();
+      for (int k = 0; k < nops_ && merge; ++k)
+        merge = strides[static_cast<size_t>(k)][d] == g.strides[static_cast<size_t>(k)] * g.size;
+    }
+    if (merge) {
+      groups.back().size *= space[d];
+      continue;
+    }
+    Group g{space[d], std::vector<int64_t>(static_cast<size_t>(nops_))};
+    for (int k = 0; k < nops_; ++k) g.strides[static_cast<size_t>(k)] = strides[static_cast<size_t>(k)][d];
+    groups.push_back(std::move(g));
+  }
+
+  inner_strides_.assign(static_cast<size_t>(nops_), 0);
+  inner_ = 1;
+  dims_.clear();
+  strides_.clear();
+  if (!groups.empty()) {
+    inner_ = groups[0].size;
+    inner_strides_ = groups[0].strides;
+    for (size_t gi = groups.size(); gi-- > 1;) {
+      dims_.push_back(groups[gi].size);
+      strides_.insert(strides_.end(), groups[gi].strides.begin(), groups[gi].strides.end());
+    }
+  }
+  outer_ = 1;
+  for (int64_t d : dims_) outer_ *= d;
+}
+
+std::vector<int64_t> dense_strides(const Shape& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
+  return s;
+}
+
+std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
+  std::vector<int64_t> r(out.size(), 0);
+  const std::vector<int64_t> dense = dense_strides(in);
+  const size_t lead = out.size() - in.size();
+  for (size_t d = 0; d < in.size(); ++d) r[lead + d] = in[d] == 1 ? 0 : dense[d];
+  return r;
+}
+
+namespace {
+template <typename T> void copy_typed(const StridedLoop& loop, T* dst, const T* src) {
+  loop.run([&](const int64_t* off, const int64_t* st, int64_t n) {
+    T* o = dst + off[0];
+    const T* s = src + off[1];
+    const int64_t so = st[0], ss = st[1];
+    if (so == 1 && ss == 1) {
+      std::memcpy(o, s, static_cast<size_t>(n) * sizeof(T));
+    } else if (so == 1 && ss == 0) {
+      for (int64_t i = 0; i < n; ++i) o[i] = s[0];
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[i * so] = s[i * ss];
+    }
+  });
+}
+}  // namespace
+
+void strided_copy(const StridedLoop& loop, void* dst, const void* src, size_t elem_size) {
+  switch (elem_size) {
+    case 1: copy_typed(loop, static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src)); break;
+    case 2: copy_typed(loop, static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(src)); break;
+    case 4: copy_typed(loop, static_cast<uint32_t*>(dst), static_cast<const uint32_t*>(src)); break;
+    case 8: copy_typed(loop, static_cast<uint64_t*>(dst), static_cast<const uint64_t*>(src)); break;
+    default: break;
+  }
+}
+
+}  // namespace orknn

@@ -1,0 +1,142 @@
+// Unary element-wise ops (activations and math functions), Not, Identity and Dropout.
+#include <cmath>
+#include <limits>
+
+#include "ops/infer_util.h"
+
+namespace orknn {
+namespace {
+
+// Int8/uint8 tensors with per-tensor quantization run float functions through a 256-entry table
+// (kernels/ref/elementwise.cc), so quantized graphs need no dequantize/quantize around them.
+bool is_per_tensor_quantized(const Tensor& t) {
+  return (t.dtype == DType::kI8 || t.dtype == DType::kU8) && t.quant.scale.size() == 1;
+}
+
+// One input, one output of the same shape and dtype. `allow_ints`: the op is also defined on
+// int32/int64 (exact integer semantics, no quantization).
+Status infer_unary(Graph& g, Node& n, bool allow_ints) {
+  ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 1, 1, 1, 1));
+  const Tensor& x = *g.input(n, 0);
+  const bool ok = x.dtype == DType::kF32 || is_per_tensor_quantized(x) ||
+                  (allow_ints && (x.dtype == DType::kI32 || x.dtype == DType::kI64));
+  if (!ok)
+    return ORKNN_NODE_ERR(n, "input '%s' has dtype %s; supported: float32%s, or per-tensor quantized int8/uint8",
+                          x.name.c_str(), dtype_name(x.dtype), allow_ints ? ", int32, int64" : "");
+  set_output(g, n, 0, x.shape, x.dtype);
+  return Status::Ok();
+}
+
+void default_float(Node& n, const char* name, float def) { n.attrs.set_float(name, n.attrs.get_float(name, def)); }
+
+}  // namespace
+
+Status infer_Relu(Graph& g, Node& n) { return infer_unary(g, n, true); }
+Status infer_Neg(Graph& g, Node& n) { return infer_unary(g, n, true); }
+Status infer_Abs(Graph& g, Node& n) { return infer_unary(g, n, true); }
+Status infer_Sign(Graph& g, Node& n) { return infer_unary(g, n, true); }
+Status infer_Sigmoid(Graph& g, Node& n) { return infer_unary(g, n, false); }
+Status infer_Tanh(Graph& g, Node& n) { return infer_unary(g, n, false); }
+Status infer_Erf(Graph& g, Node& n) { return infer_unary(g, n, false); }
+Status infer_Exp(Graph& g, Node& n) { return infer_unary(g, n, false); }
+Status infer_Log(Graph& g, Node& n) { return infer_unary(g, n, false); }
+Status infer_Sqrt(Graph& g, Node& n) { return infer_unary(g, n, false); }
+Status infer_Reciprocal(Graph& g, Node& n) { return infer_unary(g, n, false); }
+Status infer_Floor(Graph& g, Node& n) { return infer_unary(g, n, false); }
+Status infer_Ceil(Graph& g, Node& n) { return infer_unary(g, n, false); }
+Status infer_Sin(Graph& g, Node& n) { return infer_unary(g, n, false); }
+Status infer_Cos(Graph& g, Node& n) { return infer_unary(g, n, false); }
+Status infer_Softplus(Graph& g, Node& n) { return infer_unary(g, n, false); }
+Status infer_Round(Graph& g, Node& n) { return infer_unary(g, n, false); }
+Status infer_Mish(Graph& g, Node& n) { return infer_unary(g, n, false); }
+
+Status infer_LeakyRelu(Graph& g, Node& n) {
+  default_float(n, "alpha", 0.01f);
+  return infer_unary(g, n, false);
+}
+
+Status infer_Elu(Graph& g, Node& n) {
+  default_float(n, "alpha", 1.0f);
+  return infer_unary(g, n, false);
+}
+
+Status infer_Selu(Graph& g, Node& n) {
+  // ONNX defaults, the float32 values of the constants in the SELU paper.
+  default_float(n, "alpha", 1.67326319217681884765625f);
+  default_float(n, "gamma", 1.05070102214813232421875f);
+  return infer_unary(g, n, false);
+}
+
+Status infer_HardSigmoid(Graph& g, Node& n) {
+  default_float(n, "alpha", 0.2f);
+  default_float(n, "beta", 0.5f);
+  return infer_unary(g, n, false);
+}
+
+Status infer_HardSwish(Graph& g, Node& n) { return infer_unary(g, n, false); }
+
+Status infer_Gelu(Graph& g, Node& n) {
+  const std::string approx = n.attrs.get_string("approximate", "none");
+  if (approx != "none" && approx != "tanh")
+    return ORKNN_NODE_ERR(n, "attribute approximate='%s' is not one of 'none', 'tanh'", approx.c_str());
+  n.attrs.set_string("approximate", approx);
+  return infer_unary(g, n, false);
+}
+
+// Opset 11+ passes min/max as optional scalar inputs, older opsets as attributes; both end up in
+// the float attributes "min"/"max" (+-inf when absent).
+Status infer_Clip(Graph& g, Node& n) {
+  ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 3, 1, 1, 1));
+  const char* names[2] = {"min", "max"};
+  for (size_t i = 1; i < n.inputs.size(); ++i) {
+    if (!has_input(n, i)) continue;
+    std::vector<float> v;
+    ORKNN_RETURN_IF_ERROR(read_const_floats(g, n, i, names[i - 1], &v));
+    if (v.size() != 1) return ORKNN_NODE_ERR(n, "input %zu (%s) must be a scalar, has %zu elements", i, names[i - 1], v.size());
+    n.attrs.set_float(names[i - 1], v[0]);
+    n.inputs[i] = -1;
+  }
+  default_float(n, "min", -std::numeric_limits<float>::infinity());
+  default_float(n, "max", std::numeric_limits<float>::infinity());
+  return infer_unary(g, n, true);
+}
+
+Status infer_Not(Graph& g, Node& n) {
+  ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 1, 1, 1, 1));
+  ORKNN_RETURN_IF_ERROR(check_dtype(g, n, 0, {DType::kBool}));
+  set_output(g, n, 0, g.input(n, 0)->shape, DType::kBool);
+  return Status::Ok();
+}
+
+Status infer_Identity(Graph& g, Node& n) {
+  ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 1, 1, 1, 1));
+  const Tensor& x = *g.input(n, 0);
+  set_output(g, n, 0, x.shape, x.dtype);
+  return Status::Ok();
+}
+
+// Inference only: the output is the input and the optional mask is all true. A constant ratio is
+// kept as an attribute for information; training_mode must be absent or constant false.
+Status infer_Dropout(Graph& g, Node& n) {
+  ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 3, 1, 2, 1));
+  if (has_input(n, 2)) {
+    std::vector<int64_t> training;
+    ORKNN_RETURN_IF_ERROR(read_const_ints(g, n, 2, "training_mode", &training));
+    if (training.size() != 1) return ORKNN_NODE_ERR(n, "training_mode must be a scalar");
+    if (training[0] != 0) return ORKNN_NODE_ERR(n, "training_mode=true is not supported (inference only)");
+    n.inputs[2] = -1;
+  }
+  if (has_input(n, 1) && g.input(n, 1)->is_const()) {
+    std::vector<float> ratio;
+    ORKNN_RETURN_IF_ERROR(read_const_floats(g, n, 1, "ratio", &ratio));
+    if (ratio.size() != 1) return ORKNN_NODE_ERR(n, "ratio must be a scalar");
+    n.attrs.set_float("ratio", ratio[0]);
+    n.inputs[1] = -1;
+  }
+  const Tensor& x = *g.input(n, 0);
+  set_output(g, n, 0, x.shape, x.dtype);
+  set_output(g, n, 1, x.shape, DType::kBool);
+  return Status::Ok();
+}
+
+}  // namespace orknn

@@ -1,0 +1,491 @@
+#include "runtime/context.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "common/fp16.h"
+#include "common/log.h"
+#include "graph/planner.h"
+#include "model/model_io.h"
+#include "runtime/platform.h"
+#include "runtime/version.h"
+
+namespace orknn {
+namespace {
+
+std::shared_ptr<uint8_t> alloc_aligned(size_t size) {
+  size_t alloc = (size + 63) / 64 * 64 + 64;
+  uint8_t* p = static_cast<uint8_t*>(::operator new[](alloc, std::align_val_t(64), std::nothrow));
+  if (!p) return nullptr;
+  return std::shared_ptr<uint8_t>(p, [](uint8_t* q) { ::operator delete[](q, std::align_val_t(64)); });
+}
+
+Status finish_load(std::shared_ptr<uint8_t> buf, size_t size, std::shared_ptr<const Model>* out) {
+  auto model = std::make_shared<Model>();
+  ORKNN_RETURN_IF_ERROR(load_model(buf, buf.get(), size, &model->graph));
+  model->platform = find_platform(model->graph.platform);
+  if (!model->platform)
+    return ORKNN_ERR(kInvalidModel, "model targets unknown platform '%s'", model->graph.platform.c_str());
+  for (const Tensor& t : model->graph.tensors)
+    if (t.is_const()) model->weight_bytes += t.data.size;
+  *out = std::move(model);
+  return Status::Ok();
+}
+
+bool is_float(DType t) { return t == DType::kF32 || t == DType::kF16; }
+
+// The type a tensor is reported as (contract §4.1): float tensors as FLOAT16, as the NPU holds them.
+rknn_tensor_type reported_type(const Tensor& t) {
+  if (is_float(t.dtype)) return RKNN_TENSOR_FLOAT16;
+  return static_cast<rknn_tensor_type>(static_cast<int>(t.dtype));
+}
+
+size_t rknn_type_size(rknn_tensor_type t) {
+  switch (t) {
+    case RKNN_TENSOR_FLOAT32: case RKNN_TENSOR_INT32: case RKNN_TENSOR_UINT32: return 4;
+    case RKNN_TENSOR_FLOAT16: case RKNN_TENSOR_INT16: case RKNN_TENSOR_UINT16: case RKNN_TENSOR_BFLOAT16: return 2;
+    case RKNN_TENSOR_INT8: case RKNN_TENSOR_UINT8: case RKNN_TENSOR_BOOL: return 1;
+    case RKNN_TENSOR_INT64: return 8;
+    default: return 0;
+  }
+}
+
+// Reads element i of a buffer of rknn type `t` as double (lossless for every supported type).
+inline double load_elem(const void* buf, rknn_tensor_type t, size_t i) {
+  switch (t) {
+    case RKNN_TENSOR_FLOAT32: return static_cast<const float*>(buf)[i];
+    case RKNN_TENSOR_FLOAT16: return fp16_to_fp32(static_cast<const uint16_t*>(buf)[i]);
+    case RKNN_TENSOR_INT8: return static_cast<const int8_t*>(buf)[i];
+    case RKNN_TENSOR_UINT8: return static_cast<const uint8_t*>(buf)[i];
+    case RKNN_TENSOR_INT16: return static_cast<const int16_t*>(buf)[i];
+    case RKNN_TENSOR_UINT16: return static_cast<const uint16_t*>(buf)[i];
+    case RKNN_TENSOR_INT32: return static_cast<const int32_t*>(buf)[i];
+    case RKNN_TENSOR_UINT32: return static_cast<const uint32_t*>(buf)[i];
+    case RKNN_TENSOR_INT64: return static_cast<double>(static_cast<const int64_t*>(buf)[i]);
+    case RKNN_TENSOR_BOOL: return static_cast<const uint8_t*>(buf)[i] ? 1.0 : 0.0;
+    default: return 0.0;
+  }
+}
+
+inline void store_elem(void* buf, DType t, size_t i, double v) {
+  switch (t) {
+    case DType::kF32: static_cast<float*>(buf)[i] = static_cast<float>(v); break;
+    case DType::kI8: static_cast<int8_t*>(buf)[i] = static_cast<int8_t>(v); break;
+    case DType::kU8: static_cast<uint8_t*>(buf)[i] = static_cast<uint8_t>(v); break;
+    case DType::kI16: static_cast<int16_t*>(buf)[i] = static_cast<int16_t>(v); break;
+    case DType::kU16: static_cast<uint16_t*>(buf)[i] = static_cast<uint16_t>(v); break;
+    case DType::kI32: static_cast<int32_t*>(buf)[i] = static_cast<int32_t>(v); break;
+    case DType::kU32: static_cast<uint32_t*>(buf)[i] = static_cast<uint32_t>(v); break;
+    case DType::kI64: static_cast<int64_t*>(buf)[i] = static_cast<int64_t>(v); break;
+    case DType::kBool: static_cast<uint8_t*>(buf)[i] = v != 0.0; break;
+    case DType::kF16: static_cast<uint16_t*>(buf)[i] = fp32_to_fp16(static_cast<float>(v)); break;
+  }
+}
+
+bool supported_input_type(rknn_tensor_type t) { return rknn_type_size(t) != 0 && t != RKNN_TENSOR_BFLOAT16; }
+
+}  // namespace
+
+Status load_model_from_buffer(const void* data, size_t size, std::shared_ptr<const Model>* out) {
+  auto buf = alloc_aligned(size);
+  if (!buf) return ORKNN_ERR(kNoMemory, "cannot allocate %zu bytes for the model", size);
+  std::memcpy(buf.get(), data, size);
+  return finish_load(std::move(buf), size, out);
+}
+
+Status load_model_from_file(const std::string& path, std::shared_ptr<const Model>* out) {
+  std::ifstream f(path, std::ios::binary | std::ios::ate);
+  if (!f) return ORKNN_ERR(kInvalidModel, "cannot open model file '%s'", path.c_str());
+  std::streamoff len = f.tellg();
+  if (len <= 0) return ORKNN_ERR(kInvalidModel, "model file '%s' is empty", path.c_str());
+  auto buf = alloc_aligned(static_cast<size_t>(len));
+  if (!buf) return ORKNN_ERR(kNoMemory, "cannot allocate %lld bytes for model '%s'", static_cast<long long>(len), path.c_str());
+  f.seekg(0);
+  if (!f.read(reinterpret_cast<char*>(buf.get()), len))
+    return ORKNN_ERR(kInvalidModel, "cannot read model file '%s'", path.c_str());
+  return finish_load(std::move(buf), static_cast<size_t>(len), out);
+}
+
+Status Context::create(std::shared_ptr<const Model> model, uint32_t flags, std::unique_ptr<Context>* out) {
+  std::unique_ptr<Context> ctx(new Context());
+  ctx->model_ = std::move(model);
+  ctx->flags_ = flags;
+  ORKNN_RETURN_IF_ERROR(ctx->plan());
+  *out = std::move(ctx);
+  return Status::Ok();
+}
+
+Context::~Context() {
+  for (void* p : owned_output_bufs_) std::free(p);
+  ::operator delete[](arena_, std::align_val_t(64));
+}
+
+void* Context::tensor_ptr(int id) const {
+  const Tensor& t = model_->graph.tensor(id);
+  if (t.is_const()) return const_cast<uint8_t*>(t.data.ptr);
+  return arena_ + arena_offset_[static_cast<size_t>(id)];
+}
+
+int Context::num_threads() const {
+  if (const char* v = std::getenv("OPENRKNN_NUM_THREADS")) {
+    int n = std::atoi(v);
+    if (n > 0) return n;
+  }
+  // Each emulated NPU core gets an equal share of the host's threads (at least one); AUTO = one core.
+  int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int cores = model_->platform->npu_cores;
+  int share = std::max(1, hw / cores);
+  int used = 1;
+  uint32_t m = static_cast<uint32_t>(core_mask_);
+  if (m == RKNN_NPU_CORE_ALL) used = cores;
+  else if (m != RKNN_NPU_CORE_AUTO) used = __builtin_popcount(m & ((1u << cores) - 1));
+  return std::min(hw, std::max(1, used * share));
+}
+
+Status Context::plan() {
+  const Graph& g = model_->graph;
+  ArenaPlan ap = plan_arena(g);
+  arena_size_ = ap.arena_size;
+  arena_offset_ = std::move(ap.offset);
+  arena_ = static_cast<uint8_t*>(::operator new[](std::max<size_t>(arena_size_, 64), std::align_val_t(64), std::nothrow));
+  if (!arena_) return ORKNN_ERR(kNoMemory, "cannot allocate the %zu-byte activation arena", arena_size_);
+  std::memset(arena_, 0, arena_size_);
+  input_set_.assign(g.inputs.size(), false);
+
+  const bool allow_fast = !(std::getenv("OPENRKNN_REF_KERNELS") && std::atoi(std::getenv("OPENRKNN_REF_KERNELS")) != 0);
+  steps_.clear();
+  steps_.reserve(g.nodes.size());
+  for (const Node& n : g.nodes) {
+    Step s;
+    s.kernel = create_kernel(g, n, allow_fast, &s.kernel_name);
+    if (!s.kernel)
+      return ORKNN_ERR(kInvalidModel, "node '%s' (%s): no kernel for this op", n.name.c_str(), op_name(n.op));
+    s.kctx.graph = &g;
+    s.kctx.node = &n;
+    s.kctx.num_threads = num_threads();
+    for (int t : n.inputs) s.kctx.inputs.push_back(t >= 0 ? tensor_ptr(t) : nullptr);
+    for (int t : n.outputs) {
+      s.kctx.outputs.push_back(tensor_ptr(t));
+      if (g.precision == FloatPrecision::kFp16 && g.tensor(t).dtype == DType::kF32) s.round_outputs_fp16 = true;
+    }
+    Status st = s.kernel->prepare(s.kctx);
+    if (!st.ok())
+      return ORKNN_ERR(kInvalidModel, "node '%s' (%s): kernel %s: %s", n.name.c_str(), op_name(n.op),
+                       s.kernel_name.c_str(), st.message().c_str());
+    steps_.push_back(std::move(s));
+  }
+  ORKNN_LOGI("model loaded: %zu nodes, %zu weight bytes, %zu arena bytes, platform %s", g.nodes.size(),
+             model_->weight_bytes, arena_size_, model_->platform->name);
+  return Status::Ok();
+}
+
+Status Context::set_core_mask(rknn_core_mask mask) {
+  const int cores = model_->platform->npu_cores;
+  if (cores == 1)
+    return ORKNN_ERR(kInvalidParam, "rknn_set_core_mask: platform %s has a single NPU core; core masks are not supported",
+                     model_->platform->name);
+  const uint32_t m = static_cast<uint32_t>(mask);
+  const uint32_t all_bits = (1u << cores) - 1u;
+  bool valid = m == RKNN_NPU_CORE_AUTO || m == RKNN_NPU_CORE_ALL || (m != 0 && (m & ~all_bits) == 0 &&
+               (m == 1 || m == 2 || m == 4 || m == 3 || m == 7));
+  if (!valid)
+    return ORKNN_ERR(kInvalidParam, "rknn_set_core_mask: mask 0x%x is not valid on %s (%d NPU cores)", m,
+                     model_->platform->name, cores);
+  core_mask_ = mask;
+  for (Step& s : steps_) s.kctx.num_threads = num_threads();
+  return Status::Ok();
+}
+
+static void fill_common_attr(const Tensor& t, uint32_t index, rknn_tensor_attr* a) {
+  std::memset(a, 0, sizeof(*a));
+  a->index = index;
+  std::snprintf(a->name, sizeof(a->name), "%s", t.name.c_str());
+  a->type = reported_type(t);
+  if (is_float(t.dtype)) {
+    a->qnt_type = RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC;
+    a->zp = 0;
+    a->scale = 1.0f;
+  } else if (!t.quant.empty()) {
+    a->qnt_type = RKNN_TENSOR_QNT_AFFINE_ASYMMETRIC;
+    a->zp = t.quant.zero_point.empty() ? 0 : t.quant.zero_point[0];
+    a->scale = t.quant.scale[0];
+  } else {
+    a->qnt_type = RKNN_TENSOR_QNT_NONE;
+    a->scale = 1.0f;
+  }
+  a->n_elems = static_cast<uint32_t>(t.numel());
+  a->size = static_cast<uint32_t>(t.numel() * rknn_type_size(a->type));
+  a->size_with_stride = a->size;
+}
+
+Status Context::input_attr(uint32_t index, rknn_tensor_attr* a) const {
+  if (index >= n_inputs())
+    return ORKNN_ERR(kInvalidParam, "rknn_query(INPUT_ATTR): index %u out of range (model has %u inputs)", index, n_inputs());
+  const Tensor& t = model_->graph.tensor(model_->graph.inputs[index].tensor);
+  fill_common_attr(t, index, a);
+  const Shape& s = t.shape;
+  a->n_dims = static_cast<uint32_t>(s.size());
+  if (s.size() == 4) {  // 4-D inputs are reported NHWC (contract §4.1)
+    a->fmt = RKNN_TENSOR_NHWC;
+    a->dims[0] = static_cast<uint32_t>(s[0]); a->dims[1] = static_cast<uint32_t>(s[2]);
+    a->dims[2] = static_cast<uint32_t>(s[3]); a->dims[3] = static_cast<uint32_t>(s[1]);
+    a->w_stride = static_cast<uint32_t>(s[3]);
+  } else {
+    a->fmt = RKNN_TENSOR_UNDEFINED;
+    for (size_t i = 0; i < s.size() && i < RKNN_MAX_DIMS; ++i) a->dims[i] = static_cast<uint32_t>(s[i]);
+  }
+  return Status::Ok();
+}
+
+Status Context::output_attr(uint32_t index, rknn_tensor_attr* a) const {
+  if (index >= n_outputs())
+    return ORKNN_ERR(kInvalidParam, "rknn_query(OUTPUT_ATTR): index %u out of range (model has %u outputs)", index, n_outputs());
+  const Tensor& t = model_->graph.tensor(model_->graph.outputs[index]);
+  fill_common_attr(t, index, a);
+  const Shape& s = t.shape;
+  a->n_dims = static_cast<uint32_t>(s.size());
+  a->fmt = s.size() == 4 ? RKNN_TENSOR_NCHW : RKNN_TENSOR_UNDEFINED;  // outputs keep their layout
+  for (size_t i = 0; i < s.size() && i < RKNN_MAX_DIMS; ++i) a->dims[i] = static_cast<uint32_t>(s[i]);
+  if (s.size() == 4) a->w_stride = static_cast<uint32_t>(s[3]);
+  return Status::Ok();
+}
+
+Status Context::inputs_set(uint32_t n, const rknn_input* inputs) {
+  if (n == 0 || n > n_inputs())
+    return ORKNN_ERR(kInvalidParam, "rknn_inputs_set: n_inputs %u, the model has %u inputs", n, n_inputs());
+  const Graph& g = model_->graph;
+  for (uint32_t k = 0; k < n; ++k) {
+    const rknn_input& in = inputs[k];
+    if (in.index >= n_inputs())
+      return ORKNN_ERR(kInvalidInput, "rknn_inputs_set: inputs[%u].index %u out of range (model has %u inputs)", k, in.index, n_inputs());
+    const GraphInput& gi = g.inputs[in.index];
+    const Tensor& t = g.tensor(gi.tensor);
+    if (!in.buf) return ORKNN_ERR(kInvalidInput, "rknn_inputs_set: input %u ('%s'): buf is NULL", in.index, t.name.c_str());
+    rknn_tensor_attr attr;
+    ORKNN_RETURN_IF_ERROR(input_attr(in.index, &attr));
+    const bool pass = in.pass_through != 0;
+    // pass_through: the buffer already holds the reported (native) type and layout.
+    rknn_tensor_type type = pass ? attr.type : in.type;
+    rknn_tensor_format fmt = pass ? attr.fmt : in.fmt;
+    if (!supported_input_type(type))
+      return ORKNN_ERR(kInvalidInput, "rknn_inputs_set: input %u ('%s'): unsupported type %d", in.index, t.name.c_str(), static_cast<int>(type));
+    const size_t count = static_cast<size_t>(t.numel());
+    const size_t need = count * rknn_type_size(type);
+    if (in.size < need)
+      return ORKNN_ERR(kInvalidInput, "rknn_inputs_set: input %u ('%s'): size %u is smaller than %zu (%zu elements of %s)",
+                       in.index, t.name.c_str(), in.size, need, count, get_type_string(type));
+    if (fmt != RKNN_TENSOR_NCHW && fmt != RKNN_TENSOR_NHWC && fmt != RKNN_TENSOR_UNDEFINED)
+      return ORKNN_ERR(kInvalidInput, "rknn_inputs_set: input %u ('%s'): format %s is not accepted here (use NHWC or NCHW)",
+                       in.index, t.name.c_str(), get_format_string(fmt));
+
+    void* dst = tensor_ptr(gi.tensor);
+    const Shape& s = t.shape;
+    const bool nhwc = s.size() == 4 && fmt == RKNN_TENSOR_NHWC;
+    const int64_t N = s.size() == 4 ? s[0] : 1, C = s.size() == 4 ? s[1] : 1, H = s.size() == 4 ? s[2] : 1,
+                  W = s.size() == 4 ? s[3] : 1;
+    // mean/std apply to UINT8 data (images), per channel (dim 1 of the model's NCHW input).
+    const bool normalise = !pass && type == RKNN_TENSOR_UINT8 && (!gi.mean.empty() || !gi.std.empty());
+    const int64_t plane = H * W;
+    for (size_t i = 0; i < count; ++i) {
+      // i is the destination (NCHW) index; find the source index and the channel.
+      size_t src = i;
+      int64_t c = 0;
+      if (s.size() == 4) {
+        int64_t w = static_cast<int64_t>(i) % W, h = (static_cast<int64_t>(i) / W) % H;
+        c = (static_cast<int64_t>(i) / plane) % C;
+        int64_t nn = static_cast<int64_t>(i) / (plane * C);
+        if (nhwc) src = static_cast<size_t>(((nn * H + h) * W + w) * C + c);
+      }
+      double v = load_elem(in.buf, type, src);
+      if (normalise) {
+        float m = gi.mean.empty() ? 0.f : gi.mean[gi.mean.size() == 1 ? 0 : static_cast<size_t>(c)];
+        float sd = gi.std.empty() ? 1.f : gi.std[gi.std.size() == 1 ? 0 : static_cast<size_t>(c)];
+        v = (static_cast<float>(v) - m) / sd;
+      }
+      store_elem(dst, t.dtype, i, v);
+    }
+    (void)N;
+    if (t.dtype == DType::kF32 && g.precision == FloatPrecision::kFp16)
+      round_to_fp16(static_cast<float*>(dst), count);  // the NPU holds its inputs as fp16
+    input_set_[in.index] = true;
+  }
+  return Status::Ok();
+}
+
+Status Context::run() {
+  for (size_t i = 0; i < input_set_.size(); ++i)
+    if (!input_set_[i])
+      return ORKNN_ERR(kInvalidInput, "rknn_run: input %zu ('%s') was never set (call rknn_inputs_set first)", i,
+                       model_->graph.tensor(model_->graph.inputs[i].tensor).name.c_str());
+  const bool timed = (flags_ & RKNN_FLAG_COLLECT_PERF_MASK) || log_enabled(LogLevel::kTrace);
+  using clock = std::chrono::steady_clock;
+  auto t0 = clock::now();
+  for (Step& s : steps_) {
+    auto ts = timed ? clock::now() : clock::time_point();
+    s.kernel->run(s.kctx);
+    if (s.round_outputs_fp16) {
+      for (size_t o = 0; o < s.kctx.outputs.size(); ++o) {
+        const Tensor& t = s.kctx.out_tensor(o);
+        if (t.dtype == DType::kF32) round_to_fp16(static_cast<float*>(s.kctx.outputs[o]), static_cast<size_t>(t.numel()));
+      }
+    }
+    if (timed) {
+      s.last_us = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - ts).count();
+      s.total_us += s.last_us;
+      if (log_enabled(LogLevel::kTrace))
+        log(LogLevel::kTrace, "layer %-24s %-20s kernel %-16s out %-18s %6lld us", s.kctx.node->name.c_str(),
+            op_name(s.kctx.node->op), s.kernel_name.c_str(), shape_str(s.kctx.out_tensor(0).shape).c_str(),
+            static_cast<long long>(s.last_us));
+    }
+  }
+  last_run_us_ = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - t0).count();
+  has_run_ = true;
+  return Status::Ok();
+}
+
+Status Context::outputs_get(uint32_t n, rknn_output* outputs) {
+  if (n == 0 || n > n_outputs())
+    return ORKNN_ERR(kInvalidOutput, "rknn_outputs_get: n_outputs %u, the model has %u outputs", n, n_outputs());
+  if (!has_run_) return ORKNN_ERR(kInvalidOutput, "rknn_outputs_get: rknn_run has not been called");
+  const Graph& g = model_->graph;
+  for (uint32_t i = 0; i < n; ++i) {
+    rknn_output& o = outputs[i];
+    o.index = i;  // the array position identifies the output (contract §4.3)
+    const Tensor& t = g.tensor(g.outputs[i]);
+    const size_t count = static_cast<size_t>(t.numel());
+    const void* src = tensor_ptr(g.outputs[i]);
+    const bool to_f32 = o.want_float != 0 && t.dtype != DType::kF32;
+    size_t need;
+    if (o.want_float) need = count * 4;
+    else if (is_float(t.dtype)) need = count * 2;  // FLOAT16, the reported type
+    else need = count * dtype_size(t.dtype);
+    void* dst;
+    if (o.is_prealloc) {
+      if (!o.buf) return ORKNN_ERR(kInvalidOutput, "rknn_outputs_get: output %u: is_prealloc set but buf is NULL", i);
+      if (o.size < need)
+        return ORKNN_ERR(kInvalidOutput, "rknn_outputs_get: output %u ('%s'): buffer size %u is smaller than %zu",
+                         i, t.name.c_str(), o.size, need);
+      dst = o.buf;
+    } else {
+      dst = std::malloc(std::max<size_t>(need, 1));
+      if (!dst) return ORKNN_ERR(kNoMemory, "rknn_outputs_get: cannot allocate %zu bytes for output %u", need, i);
+      owned_output_bufs_.push_back(dst);
+      o.buf = dst;
+      o.size = static_cast<uint32_t>(need);
+    }
+    if (o.want_float && t.dtype == DType::kF32) {
+      std::memcpy(dst, src, need);
+    } else if (o.want_float) {
+      for (size_t k = 0; k < count; ++k)
+        static_cast<float*>(dst)[k] = static_cast<float>(load_elem(src, static_cast<rknn_tensor_type>(static_cast<int>(t.dtype)), k));
+    } else if (is_float(t.dtype)) {
+      fp32_to_fp16(static_cast<const float*>(src), static_cast<uint16_t*>(dst), count);
+    } else {
+      std::memcpy(dst, src, need);
+    }
+    (void)to_f32;
+  }
+  return Status::Ok();
+}
+
+Status Context::outputs_release(uint32_t n, rknn_output* outputs) {
+  if (n > n_outputs())
+    return ORKNN_ERR(kInvalidOutput, "rknn_outputs_release: n_outputs %u, the model has %u outputs", n, n_outputs());
+  for (uint32_t i = 0; i < n; ++i) {
+    rknn_output& o = outputs[i];
+    if (o.is_prealloc || !o.buf) continue;
+    auto it = std::find(owned_output_bufs_.begin(), owned_output_bufs_.end(), o.buf);
+    if (it == owned_output_bufs_.end()) continue;  // not ours (or already released): leave it alone
+    std::free(*it);
+    owned_output_bufs_.erase(it);
+    o.buf = nullptr;
+  }
+  return Status::Ok();
+}
+
+Status Context::query(rknn_query_cmd cmd, void* info, uint32_t size) {
+  auto need = [&](size_t n, const char* what) -> Status {
+    if (size < n)
+      return ORKNN_ERR(kInvalidParam, "rknn_query(%s): size %u is smaller than sizeof(%s) = %zu", what, size, what, n);
+    return Status::Ok();
+  };
+  const Graph& g = model_->graph;
+  switch (cmd) {
+    case RKNN_QUERY_IN_OUT_NUM: {
+      ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_input_output_num), "rknn_input_output_num"));
+      auto* p = static_cast<rknn_input_output_num*>(info);
+      p->n_input = n_inputs();
+      p->n_output = n_outputs();
+      return Status::Ok();
+    }
+    case RKNN_QUERY_INPUT_ATTR:
+      ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_tensor_attr), "rknn_tensor_attr"));
+      return input_attr(static_cast<rknn_tensor_attr*>(info)->index, static_cast<rknn_tensor_attr*>(info));
+    case RKNN_QUERY_OUTPUT_ATTR:
+      ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_tensor_attr), "rknn_tensor_attr"));
+      return output_attr(static_cast<rknn_tensor_attr*>(info)->index, static_cast<rknn_tensor_attr*>(info));
+    case RKNN_QUERY_SDK_VERSION: {
+      ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_sdk_version), "rknn_sdk_version"));
+      auto* p = static_cast<rknn_sdk_version*>(info);
+      std::memset(p, 0, sizeof(*p));
+      std::snprintf(p->api_version, sizeof(p->api_version), "%s", kApiVersionString);
+      std::snprintf(p->drv_version, sizeof(p->drv_version), "%s", kDriverVersionString);
+      return Status::Ok();
+    }
+    case RKNN_QUERY_MEM_SIZE: {
+      ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_mem_size), "rknn_mem_size"));
+      auto* p = static_cast<rknn_mem_size*>(info);
+      std::memset(p, 0, sizeof(*p));
+      p->total_weight_size = static_cast<uint32_t>(model_->weight_bytes);
+      p->total_internal_size = static_cast<uint32_t>(arena_size_);
+      p->total_dma_allocated_size = model_->weight_bytes + arena_size_;
+      return Status::Ok();
+    }
+    case RKNN_QUERY_CUSTOM_STRING: {
+      ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_custom_string), "rknn_custom_string"));
+      auto* p = static_cast<rknn_custom_string*>(info);
+      std::memset(p, 0, sizeof(*p));
+      std::snprintf(p->string, sizeof(p->string), "%s", g.custom_string.c_str());
+      return Status::Ok();
+    }
+    case RKNN_QUERY_PERF_RUN: {
+      ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_perf_run), "rknn_perf_run"));
+      static_cast<rknn_perf_run*>(info)->run_duration = last_run_us_;
+      return Status::Ok();
+    }
+    case RKNN_QUERY_PERF_DETAIL: {
+      ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_perf_detail), "rknn_perf_detail"));
+      auto* p = static_cast<rknn_perf_detail*>(info);
+      if (!(flags_ & RKNN_FLAG_COLLECT_PERF_MASK)) {
+        perf_detail_ = "per-layer timing is collected when rknn_init is given RKNN_FLAG_COLLECT_PERF_MASK\n";
+      } else {
+        perf_detail_ = strfmt("%-5s %-22s %-32s %-18s %-20s %10s\n", "ID", "OpType", "Name", "Kernel", "OutputShape",
+                              "Time(us)");
+        int64_t total = 0;
+        for (size_t i = 0; i < steps_.size(); ++i) {
+          const Step& s = steps_[i];
+          perf_detail_ += strfmt("%-5zu %-22s %-32s %-18s %-20s %10lld\n", i, op_name(s.kctx.node->op),
+                                 s.kctx.node->name.c_str(), s.kernel_name.c_str(),
+                                 shape_str(s.kctx.out_tensor(0).shape).c_str(), static_cast<long long>(s.last_us));
+          total += s.last_us;
+        }
+        perf_detail_ += strfmt("Total operator time (us): %lld\n", static_cast<long long>(total));
+      }
+      p->perf_data = perf_detail_.data();
+      p->data_len = perf_detail_.size();
+      return Status::Ok();
+    }
+    default:
+      return ORKNN_ERR(kUnimplemented, "rknn_query: command %d is not implemented yet in OpenRKNN (see the README status table)",
+                       static_cast<int>(cmd));
+  }
+}
+
+}  // namespace orknn

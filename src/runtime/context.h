@@ -1,0 +1,80 @@
+// runtime::Context: one loaded model, its execution plan and I/O state (architecture §1, §7).
+// Not thread-safe by itself: src/api serialises calls on one context.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "graph/ir.h"
+#include "kernels/kernel.h"
+#include "rknn_api.h"
+
+namespace orknn {
+
+struct PlatformInfo;
+
+// Immutable after load; shared by contexts made from it.
+struct Model {
+  Graph graph;
+  const PlatformInfo* platform = nullptr;
+  size_t weight_bytes = 0;
+};
+
+// Loads and verifies a model from bytes (copied into 64-byte aligned storage first, so the caller
+// may free its buffer) or from a file path.
+Status load_model_from_buffer(const void* data, size_t size, std::shared_ptr<const Model>* out);
+Status load_model_from_file(const std::string& path, std::shared_ptr<const Model>* out);
+
+class Context {
+ public:
+  static Status create(std::shared_ptr<const Model> model, uint32_t flags, std::unique_ptr<Context>* out);
+  ~Context();
+
+  const Model& model() const { return *model_; }
+  uint32_t n_inputs() const { return static_cast<uint32_t>(model_->graph.inputs.size()); }
+  uint32_t n_outputs() const { return static_cast<uint32_t>(model_->graph.outputs.size()); }
+
+  Status query(rknn_query_cmd cmd, void* info, uint32_t size);
+  Status inputs_set(uint32_t n, const rknn_input* inputs);
+  Status run();
+  Status outputs_get(uint32_t n, rknn_output* outputs);
+  Status outputs_release(uint32_t n, rknn_output* outputs);
+  Status set_core_mask(rknn_core_mask mask);
+
+  // Attribute reporting per contract §4.1.
+  Status input_attr(uint32_t index, rknn_tensor_attr* attr) const;
+  Status output_attr(uint32_t index, rknn_tensor_attr* attr) const;
+
+ private:
+  struct Step {
+    std::unique_ptr<Kernel> kernel;
+    std::string kernel_name;
+    KernelContext kctx;
+    bool round_outputs_fp16 = false;
+    int64_t total_us = 0;  // accumulated when perf collection is on
+    int64_t last_us = 0;
+  };
+
+  Context() = default;
+  Status plan();
+  void* tensor_ptr(int tensor_id) const;
+  int num_threads() const;
+
+  std::shared_ptr<const Model> model_;
+  uint32_t flags_ = 0;
+  rknn_core_mask core_mask_ = RKNN_NPU_CORE_AUTO;
+  uint8_t* arena_ = nullptr;
+  size_t arena_size_ = 0;
+  std::vector<size_t> arena_offset_;
+  std::vector<Step> steps_;
+  std::vector<bool> input_set_;
+  std::vector<void*> owned_output_bufs_;  // buffers handed out by outputs_get (is_prealloc == 0)
+  int64_t last_run_us_ = 0;
+  bool has_run_ = false;
+  std::string perf_detail_;
+};
+
+}  // namespace orknn

@@ -1,0 +1,97 @@
+#include "testutil/op_harness.h"
+
+#include <cmath>
+
+namespace orknn::test {
+
+OpResult run_op(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, int n_outputs,
+                const std::string& kernel, int num_threads) {
+  OpResult r;
+  Graph g;
+  g.precision = FloatPrecision::kFp32;
+  Node n;
+  n.name = std::string(op_name(op)) + "_under_test";
+  n.op = op;
+  n.attrs = attrs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorData& d = inputs[i];
+    if (d.absent) { n.inputs.push_back(-1); continue; }
+    std::string name = "in" + std::to_string(i);
+    int id = d.is_const ? g.add_const(name, d.shape, d.dtype, d.bytes.data(), d.bytes.size())
+                        : g.add_tensor(name, d.shape, d.dtype);
+    n.inputs.push_back(id);
+  }
+  for (int i = 0; i < n_outputs; ++i) n.outputs.push_back(g.add_tensor("out" + std::to_string(i), {}, DType::kF32));
+  const OpDef* def = find_op(op);
+  r.status = def->infer(g, n);
+  if (!r.status.ok()) return r;
+
+  std::unique_ptr<Kernel> k;
+  if (kernel.empty() || kernel == "ref") {
+    k = create_kernel(g, n, kernel.empty(), &r.kernel_name);
+  } else {
+    for (const KernelEntry* e : kernels_for(op)) {
+      if (kernel == e->name && (!e->supports || e->supports(g, n))) { k = e->create(); r.kernel_name = e->name; }
+    }
+  }
+  if (!k) { r.status = ORKNN_ERR(kFail, "no kernel '%s' for %s", kernel.c_str(), op_name(op)); return r; }
+
+  KernelContext ctx;
+  ctx.graph = &g;
+  ctx.node = &n;
+  ctx.num_threads = num_threads;
+  std::vector<std::vector<uint8_t>> in_bufs(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (n.inputs[i] < 0) { ctx.inputs.push_back(nullptr); continue; }
+    const Tensor& t = g.tensor(n.inputs[i]);
+    if (t.is_const) { ctx.inputs.push_back(t.data.ptr); continue; }
+    in_bufs[i] = inputs[i].bytes;
+    in_bufs[i].resize(t.nbytes() + 64);
+    ctx.inputs.push_back(in_bufs[i].data());
+  }
+  std::vector<std::vector<uint8_t>> out_bufs(n.outputs.size());
+  for (size_t i = 0; i < n.outputs.size(); ++i) {
+    out_bufs[i].assign(g.tensor(n.outputs[i]).nbytes() + 64, 0);
+    ctx.outputs.push_back(out_bufs[i].data());
+  }
+  r.status = k->prepare(ctx);
+  if (!r.status.ok()) return r;
+  k->run(ctx);
+  for (size_t i = 0; i < n.outputs.size(); ++i) {
+    const Tensor& t = g.tensor(n.outputs[i]);
+    TensorData d;
+    d.shape = t.shape;
+    d.dtype = t.dtype;
+    d.bytes.assign(out_bufs[i].begin(), out_bufs[i].begin() + static_cast<long>(t.nbytes()));
+    r.outputs.push_back(std::move(d));
+  }
+  return r;
+}
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float lo, float hi) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return INFINITY;
+  float m = 0.f;
+  for (size_t i = 0; i < a.size(); ++i) {
+    float d = std::fabs(a[i] - b[i]);
+    if (!(d <= m)) m = d;  // NaN propagates
+  }
+  return m;
+}
+
+double cosine(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size() || a.empty()) return 0.0;
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < a.size(); ++i) { ab += double(a[i]) * b[i]; aa += double(a[i]) * a[i]; bb += double(b[i]) * b[i]; }
+  if (aa == 0 && bb == 0) return 1.0;
+  return ab / (std::sqrt(aa) * std::sqrt(bb) + 1e-30);
+}
+
+}  // namespace orknn::test

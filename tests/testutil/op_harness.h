@@ -1,0 +1,53 @@
+// Runs one IR node in isolation: builds a one-node graph, runs the op's infer function and the
+// chosen kernel. Used by tests/ops (parameter matrices, fast kernel vs reference).
+#pragma once
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "graph/ir.h"
+#include "kernels/kernel.h"
+
+namespace orknn::test {
+
+struct TensorData {
+  Shape shape;
+  DType dtype = DType::kF32;
+  std::vector<uint8_t> bytes;
+  bool is_const = false;  // constant inputs (weights) become graph constants
+  bool absent = false;    // optional input left out (-1)
+
+  template <typename T> static TensorData of(const Shape& s, const std::vector<T>& v, DType t, bool c = false) {
+    TensorData d; d.shape = s; d.dtype = t; d.is_const = c;
+    d.bytes.resize(v.size() * sizeof(T));
+    if (!v.empty()) std::memcpy(d.bytes.data(), v.data(), d.bytes.size());
+    return d;
+  }
+  static TensorData f32(const Shape& s, const std::vector<float>& v, bool c = false) { return of(s, v, DType::kF32, c); }
+  static TensorData i64(const Shape& s, const std::vector<int64_t>& v, bool c = true) { return of(s, v, DType::kI64, c); }
+  static TensorData none() { TensorData d; d.absent = true; return d; }
+  template <typename T> std::vector<T> as() const {
+    std::vector<T> v(bytes.size() / sizeof(T));
+    if (!v.empty()) std::memcpy(v.data(), bytes.data(), bytes.size());
+    return v;
+  }
+};
+
+struct OpResult {
+  Status status;              // infer or kernel creation/prepare failure
+  std::string kernel_name;
+  std::vector<TensorData> outputs;
+};
+
+// kernel: "" = best available (fast paths allowed), "ref" = reference only, or a kernel name.
+OpResult run_op(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, int n_outputs,
+                const std::string& kernel = "ref", int num_threads = 1);
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f);
+
+// Max |a-b| and cosine similarity.
+float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b);
+double cosine(const std::vector<float>& a, const std::vector<float>& b);
+
+}  // namespace orknn::test
