@@ -6,6 +6,7 @@
 
 #include "common/status.h"
 #include "graph/ir.h"
+#include "graph/passes/passes.h"
 
 namespace orknn {
 
@@ -14,6 +15,9 @@ struct ConvertOptions {
   std::map<std::string, Shape> input_shapes;        // pins dynamic dims, by ONNX input name
   // Per-input normalisation applied by the runtime to UINT8 inputs: (x - mean[c]) / std[c].
   // Key "" applies to every input that has no entry of its own.
+  // In all three maps a key "#i" (i = 0, 1, ...) names the model's i-th input (how the vendor
+  // YAML's per-input lists arrive); an entry under the input's name wins over "#i". In
+  // input_shapes, "" pins the only input of a one-input model.
   std::map<std::string, std::vector<float>> mean_values;
   std::map<std::string, std::vector<float>> std_values;
   std::string custom_string;
@@ -29,5 +33,30 @@ Status convert_onnx_bytes(const void* data, size_t size, const ConvertOptions& o
 // Reads the vendor toolkit's YAML conversion config (mean_values, std_values, target_platform,
 // custom_string, ...) into opts; options already set on the command line win (see docs/convert.md).
 Status load_config_yaml(const std::string& path, ConvertOptions* opts);
+
+// ---- additions (same conversion, with a report for tools) ----
+
+// What a conversion did, for rknn_convert's summary.
+struct ConvertReport {
+  int opset = 0;
+  int ir_version = 0;
+  std::string producer;          // the ONNX file's producer_name/version
+  int onnx_nodes = 0;            // nodes in the ONNX graph (Constant nodes included)
+  int nodes_folded_at_import = 0;
+  std::vector<PassStat> passes;  // in the order they ran
+};
+
+Status convert_onnx(const std::string& onnx_path, const ConvertOptions& opts, Graph* out, ConvertReport* report);
+Status convert_onnx_bytes(const void* data, size_t size, const ConvertOptions& opts, Graph* out,
+                          ConvertReport* report);
+
+// Sets g's GraphInput mean/std from opts (validated against each input's channel count: dim 1 of
+// a 4-D input, or 1 value for all channels) and checks/sets platform, custom string and precision.
+// Part of convert_onnx; exposed for tests and for graphs built by other front ends.
+Status apply_io_options(const ConvertOptions& opts, Graph* g);
+
+// Parses "d0,d1,..." (positive integers) / "v1,v2,..." (floats), as the command line writes them.
+Status parse_dims(const std::string& text, Shape* out);
+Status parse_floats(const std::string& text, std::vector<float>* out);
 
 }  // namespace orknn

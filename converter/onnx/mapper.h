@@ -7,6 +7,7 @@
 #pragma once
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
@@ -23,6 +24,7 @@ struct ImportState {
   std::string model_dir;                             // for external data; empty for in-memory models
   std::unordered_map<std::string, int> names;        // ONNX value name -> tensor id
   std::unordered_map<std::string, std::string> unavailable;  // ONNX value name -> why it cannot be used
+  std::unordered_set<std::string> internal_names;    // names of tensors the importer made up
   int nodes_folded = 0;                              // nodes turned into constants while importing
   int nodes_emitted = 0;
 };
@@ -76,6 +78,7 @@ class MapContext {
   ImportState* st_;
   const onnx::NodeProto* node_;
   std::string name_;
+  std::vector<int> bound_;  // tensor ids of the outputs bound so far (-1: not yet)
 };
 
 using MapperFn = Status (*)(MapContext& ctx);
@@ -84,8 +87,11 @@ using MapperFn = Status (*)(MapContext& ctx);
 MapperFn find_mapper(const std::string& op_type);
 // Maps an ONNX op with the same name in the IR: attributes copied, inputs/outputs one to one.
 Status map_default(MapContext& ctx);
-// Mapper helper: the node as map_default would build it, without emitting it.
-Status default_node(MapContext& ctx, OpId op, Node* n, const std::vector<std::string>& skip_attrs = {});
+// Mapper helper: the node as map_default would build it, without emitting it: attributes except
+// `skip_attrs`, inputs (trailing absent ones dropped), the first `max_outputs` outputs (trailing
+// unnamed ones dropped).
+Status default_node(MapContext& ctx, OpId op, Node* n, const std::vector<std::string>& skip_attrs = {},
+                    size_t max_outputs = static_cast<size_t>(-1));
 
 #define ORKNN_ONNX_MAPPER(op_type, fn) Status fn(MapContext& ctx);
 #include "converter/onnx/ops/mapper_list.inc"

@@ -112,6 +112,7 @@ struct Graph {
   std::vector<int> outputs;  // tensor ids
   std::string platform;      // target platform, lower case ("rk3588")
   std::string custom_string;
+  std::string conversion_settings;  // how the converter made the model (e.g. its command line)
   FloatPrecision precision = FloatPrecision::kFp16;
 
   int add_tensor(const std::string& name, const Shape& shape, DType dtype);

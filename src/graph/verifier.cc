@@ -200,9 +200,6 @@ Status check_node_structure(const Graph& g, size_t index, std::vector<int>* sour
   if (!def)
     return ORKNN_ERR(kInvalidModel, "%s: unknown op id %u", node_label(g, index).c_str(),
                      static_cast<unsigned>(n.op));
-  if (!def->infer)
-    return ORKNN_ERR(kInvalidModel, "%s: op %s has no shape inference in this build", node_label(g, index).c_str(),
-                     def->name);
   for (size_t k = 0; k < n.inputs.size(); ++k) {
     int id = n.inputs[k];
     if (id == -1) continue;
@@ -242,6 +239,9 @@ Status check_node_structure(const Graph& g, size_t index, std::vector<int>* sour
 Status check_node_infer(const Graph& g, size_t index, Graph* scratch) {
   const Node& n = g.nodes[index];
   const OpDef* def = find_op(n.op);
+  if (!def->infer)
+    return ORKNN_ERR(kInvalidModel, "%s: op %s has no shape inference in this build", node_label(g, index).c_str(),
+                     def->name);
   const size_t n_tensors = g.tensors.size();
   Node copy = n;
   Status st;

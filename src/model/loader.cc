@@ -58,6 +58,13 @@ uint64_t vec_bytes(const flatbuffers::Vector<T>* v) {
   return v ? static_cast<uint64_t>(v->size()) * sizeof(T) : 0;
 }
 
+// The FlatBuffers verifier checks a vector's length field (4-byte aligned) but not that 8-byte
+// elements are 8-byte aligned, which every written file guarantees; reading them misaligned is UB.
+template <typename T>
+bool elements_aligned(const flatbuffers::Vector<T>* v) {
+  return !v || v->size() == 0 || reinterpret_cast<uintptr_t>(v->data()) % alignof(T) == 0;
+}
+
 uint64_t str_bytes(const flatbuffers::String* s) { return s ? s->size() : 0; }
 
 Status budget_error() {
@@ -73,6 +80,8 @@ Status parse_tensor(const fb::Tensor* ft, size_t index, const uint8_t* data, siz
                   (q ? vec_bytes(q->scale()) + vec_bytes(q->zero_point()) : 0);
   if (!budget->take(cost)) return budget_error();
   t->name = str_of(ft->name());
+  if (!elements_aligned(ft->shape()))
+    return ORKNN_ERR(kInvalidModel, "tensor %zu '%s': corrupt model: misaligned shape", index, t->name.c_str());
   t->shape = vec_of(ft->shape());
   if (!dtype_valid(ft->dtype()))
     return ORKNN_ERR(kInvalidModel, "tensor %zu '%s': invalid dtype %u", index, t->name.c_str(),
@@ -137,7 +146,12 @@ Status parse_node(const fb::Node* fn, size_t index, MemoryBudget* budget, Node* 
       uint64_t attr_cost = sizeof(AttrValue) + 64 + name.size();
       switch (v.kind) {
         case AttrValue::Kind::kString: attr_cost += str_bytes(fa->s()); break;
-        case AttrValue::Kind::kInts: attr_cost += vec_bytes(fa->ints()); break;
+        case AttrValue::Kind::kInts:
+          if (!elements_aligned(fa->ints()))
+            return ORKNN_ERR(kInvalidModel, "node %zu '%s': attribute '%s': corrupt model: misaligned values", index,
+                             n->name.c_str(), name.c_str());
+          attr_cost += vec_bytes(fa->ints());
+          break;
         case AttrValue::Kind::kFloats: attr_cost += vec_bytes(fa->floats()); break;
         default: break;
       }
@@ -200,9 +214,11 @@ Status load_model_impl(const std::shared_ptr<const void>& owner, const uint8_t* 
   MemoryBudget budget(16 * fb_size + (uint64_t{16} << 20));
   Graph g;
   g.precision = static_cast<FloatPrecision>(m->float_precision());
-  if (!budget.take(str_bytes(m->platform()) + str_bytes(m->custom_string()))) return budget_error();
+  if (!budget.take(str_bytes(m->platform()) + str_bytes(m->custom_string()) + str_bytes(m->conversion_settings())))
+    return budget_error();
   g.platform = str_of(m->platform());
   g.custom_string = str_of(m->custom_string());
+  g.conversion_settings = str_of(m->conversion_settings());
 
   if (const auto* tensors = m->tensors()) {
     if (tensors->size() > static_cast<flatbuffers::uoffset_t>(INT_MAX))

@@ -7,7 +7,7 @@
 #include "graph/verifier.h"
 #include "model/model_generated.h"
 #include "model/model_io.h"
-#include "runtime/version.h"
+#include "common/version.h"
 
 namespace orknn {
 namespace {
@@ -88,9 +88,8 @@ void build_flatbuffer(const Graph& g, uint64_t data_base, const std::vector<uint
   std::string producer = std::string("OpenRKNN ") + kOpenRknnVersion;
   auto model = fb::CreateModel(fbb, kModelFormatVersion, fbb.CreateString(producer), fbb.CreateString(g.platform),
                                fbb.CreateString(g.custom_string), static_cast<uint8_t>(g.precision), tensors_off,
-                               nodes_off, inputs_off, outputs_off,
-                               // The IR has no place for the conversion settings yet.
-                               fbb.CreateString(""), /*dynamic_shapes=*/0);
+                               nodes_off, inputs_off, outputs_off, fbb.CreateString(g.conversion_settings),
+                               /*dynamic_shapes=*/0);
   fb::FinishSizePrefixedModelBuffer(fbb, model);
 }
 
@@ -123,6 +122,10 @@ Status write_model(const Graph& g, std::vector<uint8_t>* out) {
     data_base = needed;
   }
   if (!settled) return ORKNN_ERR(kFail, "write_model: the metadata size did not settle");
+  // A size prefix spelling the vendor magic would need 1.3 GB of metadata; refuse rather than
+  // write a file that loads as a vendor model.
+  if (std::memcmp(fbb.GetBufferPointer(), "RKNN", 4) == 0)
+    return ORKNN_ERR(kFail, "write_model: the model's metadata is too large (%u bytes)", fbb.GetSize());
 
   try {
     out->assign(static_cast<size_t>(data_base + data_size), 0);

@@ -15,8 +15,9 @@ bool is_per_tensor_quantized(const Tensor& t) {
 
 // One input, one output of the same shape and dtype. `allow_ints`: the op is also defined on
 // int32/int64 (exact integer semantics, no quantization).
-Status infer_unary(Graph& g, Node& n, bool allow_ints) {
-  ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 1, 1, 1, 1));
+// `max_in` > 1 for ops whose parameter inputs were moved to attributes (left as -1).
+Status infer_unary(Graph& g, Node& n, bool allow_ints, size_t max_in = 1) {
+  ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, max_in, 1, 1, 1));
   const Tensor& x = *g.input(n, 0);
   const bool ok = x.dtype == DType::kF32 || is_per_tensor_quantized(x) ||
                   (allow_ints && (x.dtype == DType::kI32 || x.dtype == DType::kI64));
@@ -92,13 +93,14 @@ Status infer_Clip(Graph& g, Node& n) {
     if (!has_input(n, i)) continue;
     std::vector<float> v;
     ORKNN_RETURN_IF_ERROR(read_const_floats(g, n, i, names[i - 1], &v));
-    if (v.size() != 1) return ORKNN_NODE_ERR(n, "input %zu (%s) must be a scalar, has %zu elements", i, names[i - 1], v.size());
+    if (v.size() != 1)
+      return ORKNN_NODE_ERR(n, "input %zu (%s) must be a scalar, has %zu elements", i, names[i - 1], v.size());
     n.attrs.set_float(names[i - 1], v[0]);
     n.inputs[i] = -1;
   }
   default_float(n, "min", -std::numeric_limits<float>::infinity());
   default_float(n, "max", std::numeric_limits<float>::infinity());
-  return infer_unary(g, n, true);
+  return infer_unary(g, n, true, 3);
 }
 
 Status infer_Not(Graph& g, Node& n) {

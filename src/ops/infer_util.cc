@@ -46,11 +46,14 @@ bool is_float_dtype(DType t) { return t == DType::kF32; }
 
 bool is_int_dtype(DType t) {
   switch (t) {
-    case DType::kI8: case DType::kU8: case DType::kI16: case DType::kU16:
-    case DType::kI32: case DType::kU32: case DType::kI64:
-      return true;
-    default:
-      return false;
+    case DType::kI8:
+    case DType::kU8:
+    case DType::kI16:
+    case DType::kU16:
+    case DType::kI32:
+    case DType::kU32:
+    case DType::kI64: return true;
+    default: return false;
   }
 }
 
@@ -89,7 +92,8 @@ Status require_const(const Graph& g, const Node& n, size_t i, const char* what, 
   return Status::Ok();
 }
 
-template <typename T> T load(const uint8_t* p, int64_t i) {
+template <typename T>
+T load(const uint8_t* p, int64_t i) {
   T v;
   std::memcpy(&v, p + i * static_cast<int64_t>(sizeof(T)), sizeof(T));
   return v;
@@ -112,7 +116,8 @@ Status read_const_ints(const Graph& g, const Node& n, size_t i, const char* what
       case DType::kI16: v = load<int16_t>(p, k); break;
       case DType::kU16: v = load<uint16_t>(p, k); break;
       case DType::kI8: v = load<int8_t>(p, k); break;
-      case DType::kU8: case DType::kBool: v = load<uint8_t>(p, k); break;
+      case DType::kU8:
+      case DType::kBool: v = load<uint8_t>(p, k); break;
       default:
         return ORKNN_NODE_ERR(n, "input %zu (%s, tensor '%s') must be an integer tensor, got %s", i, what,
                               t->name.c_str(), dtype_name(t->dtype));
@@ -196,12 +201,6 @@ Status broadcast_shapes(const Node& n, const std::vector<Shape>& shapes, Shape* 
   }
   *out = std::move(r);
   return Status::Ok();
-}
-
-std::vector<int64_t> contiguous_strides(const Shape& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
-  return s;
 }
 
 }  // namespace orknn

@@ -12,9 +12,8 @@
 namespace orknn {
 
 // kInvalidModel error naming the op and the node: "<Op> node '<name>': <message>".
-#define ORKNN_NODE_ERR(node, fmt, ...)                                                       \
-  ORKNN_ERR(kInvalidModel, "%s node '%s': " fmt, ::orknn::op_name((node).op), (node).name.c_str(), \
-            ##__VA_ARGS__)
+#define ORKNN_NODE_ERR(node, fmt, ...) \
+  ORKNN_ERR(kInvalidModel, "%s node '%s': " fmt, ::orknn::op_name((node).op), (node).name.c_str(), ##__VA_ARGS__)
 
 // Checks the number of inputs/outputs (absent optional inputs count as slots) and that the
 // first `required_in` inputs and the first output are present.
@@ -52,8 +51,5 @@ Status normalize_axes(const Node& n, const std::vector<int64_t>& axes, int64_t r
 
 // numpy multidirectional broadcasting of all `shapes`.
 Status broadcast_shapes(const Node& n, const std::vector<Shape>& shapes, Shape* out);
-
-// Element strides of a contiguous tensor of `shape`.
-std::vector<int64_t> contiguous_strides(const Shape& shape);
 
 }  // namespace orknn

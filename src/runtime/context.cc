@@ -15,7 +15,7 @@
 #include "graph/planner.h"
 #include "model/model_io.h"
 #include "runtime/platform.h"
-#include "runtime/version.h"
+#include "common/version.h"
 
 namespace orknn {
 namespace {

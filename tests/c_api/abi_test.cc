@@ -7,7 +7,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 #include <gtest/gtest.h>
@@ -582,5 +585,62 @@ ASSERT_SIGNATURE(rknn_custom_op_get_op_attr,
 
 static_assert(std::is_same<get_custom_op_func, rknn_custom_op* (*)()>::value,
               "get_custom_op_func takes no arguments and returns rknn_custom_op*");
+
+// ------------------------------------------------------------------------------------------------
+// The headers are also a C API: each must compile on its own as strict C99 (and as C++), and a
+// plain-C client (header_c_compile.c) must build against them. Uses the system compilers; skipped
+// when they are not installed.
+// ------------------------------------------------------------------------------------------------
+
+#ifdef ORKNN_SOURCE_DIR
+
+// Runs a shell command, returning its exit status and appending its output to *output.
+int run_command(const std::string& command, std::string* output) {
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return -1;
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof(buffer), pipe) != nullptr) *output += buffer;
+  return pclose(pipe);
+}
+
+bool have_program(const char* name) {
+  std::string ignored;
+  return run_command(std::string("command -v ") + name, &ignored) == 0;
+}
+
+const std::string kIncludeDir = std::string(ORKNN_SOURCE_DIR) + "/include";
+const char* const kHeaders[] = {"rknn_api.h", "rknn_matmul_api.h", "rknn_custom_op.h"};
+
+TEST(AbiHeaders, EachHeaderCompilesAloneAsC99) {
+  if (!have_program("cc")) GTEST_SKIP() << "no C compiler (cc) installed";
+  for (const char* header : kHeaders) {
+    std::string output;
+    const std::string command = "cc -std=c99 -Wall -Wextra -Werror -pedantic -Wstrict-prototypes"
+                                " -fsyntax-only -x c -include '" + kIncludeDir + "/" + header +
+                                "' /dev/null";
+    EXPECT_EQ(run_command(command, &output), 0) << command << "\n" << output;
+  }
+}
+
+TEST(AbiHeaders, EachHeaderCompilesAloneAsCxx) {
+  if (!have_program("c++")) GTEST_SKIP() << "no C++ compiler (c++) installed";
+  for (const char* header : kHeaders) {
+    std::string output;
+    const std::string command = "c++ -std=c++11 -Wall -Wextra -Werror -pedantic -fsyntax-only"
+                                " -x c++ -include '" + kIncludeDir + "/" + header + "' /dev/null";
+    EXPECT_EQ(run_command(command, &output), 0) << command << "\n" << output;
+  }
+}
+
+TEST(AbiHeaders, PlainCClientCompiles) {
+  if (!have_program("cc")) GTEST_SKIP() << "no C compiler (cc) installed";
+  std::string output;
+  const std::string command = "cc -std=c99 -Wall -Wextra -Werror -pedantic -fsyntax-only -I'" +
+                              kIncludeDir + "' '" + ORKNN_SOURCE_DIR +
+                              "/tests/c_api/header_c_compile.c'";
+  EXPECT_EQ(run_command(command, &output), 0) << command << "\n" << output;
+}
+
+#endif  // ORKNN_SOURCE_DIR
 
 }  // namespace

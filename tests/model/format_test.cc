@@ -98,7 +98,9 @@ void expect_same_graph(const Graph& a, const Graph& b) {
     ASSERT_EQ(ta.is_const(), tb.is_const());
     if (ta.is_const()) {
       ASSERT_EQ(ta.data.size, tb.data.size);
-      if (ta.data.size) EXPECT_EQ(0, std::memcmp(ta.data.ptr, tb.data.ptr, ta.data.size));
+      if (ta.data.size) {
+        EXPECT_EQ(0, std::memcmp(ta.data.ptr, tb.data.ptr, ta.data.size));
+      }
     }
   }
   ASSERT_EQ(a.nodes.size(), b.nodes.size());
@@ -167,7 +169,9 @@ void expect_layout(const Graph& g, const std::vector<uint8_t>& bytes) {
     EXPECT_GE(ft->buffer_offset(), data_start);
     ASSERT_EQ(ft->buffer_size(), t.data.size);
     ASSERT_LE(ft->buffer_offset() + ft->buffer_size(), bytes.size());
-    if (t.data.size) EXPECT_EQ(0, std::memcmp(bytes.data() + ft->buffer_offset(), t.data.ptr, t.data.size));
+    if (t.data.size) {
+      EXPECT_EQ(0, std::memcmp(bytes.data() + ft->buffer_offset(), t.data.ptr, t.data.size));
+    }
     first_offset = std::min<uint64_t>(first_offset, ft->buffer_offset());
     data_end = std::max<uint64_t>(data_end, ft->buffer_offset() + ft->buffer_size());
   }

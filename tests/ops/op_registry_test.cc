@@ -1,6 +1,7 @@
 // Every op in src/ops/op_list.inc has an infer function and a reference kernel.
 #include <gtest/gtest.h>
 
+#include "graph/ir.h"
 #include "kernels/kernel.h"
 #include "ops/op.h"
 
@@ -36,6 +37,44 @@ TEST(OpRegistry, LookupByNameMatchesId) {
     EXPECT_STREQ(op_name(d->id), d->name);
   }
   EXPECT_EQ(find_op("NoSuchOp"), nullptr);
+}
+
+// Malformed nodes (missing inputs/outputs, absent required inputs, scalars where tensors are
+// expected) must give an error Status, never a crash.
+TEST(OpRegistry, InferRejectsMalformedNodesWithoutCrashing) {
+  for (int i = 0; i < op_count(); ++i) {
+    const OpDef* d = op_at(i);
+    if (!d->infer) continue;
+    SCOPED_TRACE(d->name);
+    struct NodeForm {
+      std::vector<int> inputs;
+      int outputs;
+    };
+    for (const NodeForm& form : {NodeForm{{}, 0}, NodeForm{{}, 1}, NodeForm{{-1}, 1}, NodeForm{{-1, -1, -1}, 1},
+                                 NodeForm{{0}, 0}, NodeForm{{0, 7}, 1}}) {
+      Graph g;
+      g.add_tensor("scalar", {}, DType::kF32);  // id 0
+      Node n;
+      n.name = "malformed";
+      n.op = d->id;
+      n.inputs = form.inputs;
+      for (int o = 0; o < form.outputs; ++o) n.outputs.push_back(g.add_tensor("out", {}, DType::kF32));
+      Status st;
+      try {
+        st = d->infer(g, n);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << d->name << " threw: " << e.what();
+        continue;
+      }
+      // A scalar input is valid for some ops; everything else here must be refused.
+      if (form.inputs.empty() || form.outputs == 0 || form.inputs[0] < 0 || form.inputs.size() == 2) {
+        EXPECT_FALSE(st.ok()) << "inputs " << form.inputs.size() << " outputs " << form.outputs;
+      }
+      if (!st.ok()) {
+        EXPECT_NE(st.message().find(d->name), std::string::npos) << st.message();
+      }
+    }
+  }
 }
 
 }  // namespace

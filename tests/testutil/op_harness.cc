@@ -44,7 +44,7 @@ OpResult run_op(OpId op, const Attrs& attrs, const std::vector<TensorData>& inpu
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (n.inputs[i] < 0) { ctx.inputs.push_back(nullptr); continue; }
     const Tensor& t = g.tensor(n.inputs[i]);
-    if (t.is_const) { ctx.inputs.push_back(t.data.ptr); continue; }
+    if (t.is_const()) { ctx.inputs.push_back(t.data.ptr); continue; }
     in_bufs[i] = inputs[i].bytes;
     in_bufs[i].resize(t.nbytes() + 64);
     ctx.inputs.push_back(in_bufs[i].data());

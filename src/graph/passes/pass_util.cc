@@ -78,8 +78,10 @@ Status reinfer_graph(Graph& g) {
       return ORKNN_ERR(kInvalidModel, "node '%s' (%s): op has no shape inference yet", n.name.c_str(),
                        op_name(n.op));
     Status st = def->infer(g, n);
-    if (!st.ok())
+    if (!st.ok()) {
+      if (st.message().find("'" + n.name + "'") != std::string::npos) return st;  // already names the node
       return Status(st.code(), strfmt("node '%s' (%s): %s", n.name.c_str(), op_name(n.op), st.message().c_str()));
+    }
   }
   return Status::Ok();
 }

@@ -6,12 +6,14 @@
 //   1. fold_constants            nodes whose inputs are all constant become constants
 //   2. remove_noop_nodes         Identity, Dropout, same-shape Reshape, same-dtype Cast, ...
 //   3. fold_batchnorm_into_conv  Conv (+bias) -> BatchNormalization with constant parameters
-//   4. fuse_layernorm            the exported ReduceMean/Sub/Pow/.../Div (+Mul, +Add) chain
-//   5. fuse_conv_activation      Conv/ConvTranspose/Gemm/MatMul -> Relu/Clip/... ("fused_act")
-//   6. dead_code                 unused nodes and tensors are dropped (tensor ids are compacted)
-//   7. round_weights_fp16        fp16 mode only: float constants take their fp16 values
+//   4. fold_mul_add_into_conv    Conv -> Mul/Add/Sub by a per-channel or scalar constant
+//   5. fuse_layernorm            the exported ReduceMean/Sub/Pow/.../Div (+Mul, +Add) chain
+//   6. fuse_hardswish            x*HardSigmoid(x) and x*Clip(x+3,0,6)/6 -> HardSwish
+//   7. fuse_conv_activation      Conv/ConvTranspose/Gemm/MatMul -> Relu/Clip/... ("fused_act")
+//   8. dead_code                 unused nodes and tensors are dropped (tensor ids are compacted)
+//   9. round_weights_fp16        fp16 mode only: float constants take their fp16 values
 //
-// Steps 2-5 are the optional "fusion and cleanup" passes (PassOptions::fusion); 1, 6 and 7 always
+// Steps 2-7 are the optional "fusion and cleanup" passes (PassOptions::fusion); 1, 8 and 9 always
 // run because they change neither results nor numerics beyond what the runtime does anyway.
 #pragma once
 #include <string>
@@ -26,7 +28,9 @@ namespace orknn {
 Status fold_constants(Graph& g, int* changes);
 Status remove_noop_nodes(Graph& g, int* changes);
 Status fold_batchnorm_into_conv(Graph& g, int* changes);
+Status fold_mul_add_into_conv(Graph& g, int* changes);
 Status fuse_layernorm(Graph& g, int* changes);
+Status fuse_hardswish(Graph& g, int* changes);
 Status fuse_conv_activation(Graph& g, int* changes);
 // Removes nodes none of whose outputs is used (by a node or as a graph output), then drops
 // tensors nothing refers to and renumbers tensor ids (node/graph references are updated).
@@ -35,7 +39,7 @@ Status remove_dead_code(Graph& g, int* changes);
 Status round_weights_fp16(Graph& g, int* changes);
 
 struct PassOptions {
-  bool fusion = true;  // run passes 2-5
+  bool fusion = true;  // run passes 2-7
   FloatPrecision precision = FloatPrecision::kFp16;  // kFp16 runs round_weights_fp16
 };
 

@@ -2,7 +2,7 @@
 // asymmetric pads, optional bias, fused activation as post-ops).
 //
 // Weights are constants: they are reordered once, in prepare(), into the layout the primitive
-// prefers. Activations: see choose_conv_layout() and docs/kernels.md for the measurement.
+// prefers. Activations: see conv_layout_candidates() and docs/kernels.md for the measurement.
 #include <vector>
 
 #include "kernels/onednn/onednn_common.h"
@@ -89,30 +89,52 @@ ConvGeometry conv_geometry(const Graph& g, const Node& n, bool transposed) {
 }
 
 bool is_depthwise(const ConvGeometry& geo) {
-  return geo.group > 1 && geo.weights[1] == 1 && geo.weights[2] == 1;
+  return geo.group > 1 && geo.weights[1] == 1 && geo.weights[2] == 1;  // one input, one output channel per group
 }
 
-// Activation layout for the convolution (measurement in docs/kernels.md, "Activation layout").
-ActLayout choose_conv_layout(const ConvGeometry& geo, bool transposed) {
-  ActLayout forced = act_layout_override();
-  if (forced != ActLayout::kAuto) return forced;
-  (void)transposed;
-  (void)is_depthwise;
-  return ActLayout::kBlocked;
+bool is_pointwise(const ConvGeometry& geo) {
+  if (geo.group != 1) return false;
+  for (size_t i = 2; i < geo.weights.size(); ++i)
+    if (geo.weights[i] != 1) return false;
+  return true;
 }
 
-// Builds the primitive descriptor. Layout kPlain uses the NCHW descriptors as they are.
+// Activation layouts to try, best first, from the per-layer measurement in docs/kernels.md
+// ("Activation layout"). The arena holds NCHW, so every layout but kPlain costs a reorder of src and
+// dst per run. oneDNN's own choice (kAny: NHWC for its brgemm convolutions) is fastest for dense
+// spatial kernels; for 1x1 and depthwise convolutions, whose compute is small next to the reorders,
+// nChw16c wins because NCHW <-> nChw16c is a cheap blocked copy while NCHW <-> NHWC is a transpose.
+// kPlain (oneDNN's NCHW GEMM convolution) is never the fastest once the layout is chosen this way.
+std::vector<ActLayout> conv_layout_candidates(const ConvGeometry& geo, bool transposed) {
+  const ActLayout forced = act_layout_override();
+  if (forced != ActLayout::kAuto) return {forced};
+  if (!transposed && (is_pointwise(geo) || is_depthwise(geo))) return {ActLayout::kChannelBlocked16, ActLayout::kAny};
+  return {ActLayout::kAny};
+}
+
+// nCw16c / nChw16c / nCdhw16c for the rank.
+memory::format_tag channel_blocked16_tag(size_t rank) {
+  if (rank == 3) return memory::format_tag::nCw16c;
+  if (rank == 4) return memory::format_tag::nChw16c;
+  return memory::format_tag::nCdhw16c;
+}
+
+memory::desc activation_md(const memory::dims& dims, ActLayout layout) {
+  switch (layout) {
+    case ActLayout::kPlain: return plain_f32(dims);
+    case ActLayout::kChannelBlocked16:
+      return memory::desc(dims, memory::data_type::f32, channel_blocked16_tag(dims.size()));
+    default: return memory::desc(dims, memory::data_type::f32, memory::format_tag::any);
+  }
+}
+
+// Builds the primitive descriptor for one activation layout (may throw dnnl::error).
 template <bool kTransposed>
 auto make_pd(const Node& n, const ConvGeometry& geo, ActLayout layout) {
-  const memory::desc user_src = plain_f32(geo.src);
-  const memory::desc user_dst = plain_f32(geo.dst);
-  const memory::desc any_src(geo.src, memory::data_type::f32, memory::format_tag::any);
-  const memory::desc any_dst(geo.dst, memory::data_type::f32, memory::format_tag::any);
+  const memory::desc src = activation_md(geo.src, layout);
+  const memory::desc dst = activation_md(geo.dst, layout);
   const memory::desc any_w(geo.weights, memory::data_type::f32, memory::format_tag::any);
   const memory::desc bias_md = geo.bias.empty() ? memory::desc() : plain_f32(geo.bias);
-  const bool plain = layout == ActLayout::kPlain;
-  const memory::desc& src = plain ? user_src : any_src;
-  const memory::desc& dst = plain ? user_dst : any_dst;
 
   dnnl::primitive_attr attr = user_scratchpad_attr();
   dnnl::post_ops ops;
@@ -132,6 +154,23 @@ auto make_pd(const Node& n, const ConvGeometry& geo, ActLayout layout) {
   }
 }
 
+// The first candidate layout that oneDNN serves with an optimised implementation; throws the
+// last dnnl::error when there is none (supports() then declines the node).
+template <bool kTransposed>
+auto select_pd(const Node& n, const ConvGeometry& geo) {
+  using Pd = decltype(make_pd<kTransposed>(n, geo, ActLayout::kAny));
+  dnnl::error last(dnnl_unimplemented, "no optimised oneDNN implementation");
+  for (ActLayout layout : conv_layout_candidates(geo, kTransposed)) {
+    try {
+      Pd pd = make_pd<kTransposed>(n, geo, layout);
+      if (!is_reference_impl(pd)) return pd;
+    } catch (const dnnl::error& e) {
+      last = e;
+    }
+  }
+  throw last;
+}
+
 template <bool kTransposed>
 bool conv_supports(const Graph& g, const Node& n) {
   if (!all_f32(g, n) || n.outputs.size() != 1) return false;
@@ -139,10 +178,7 @@ bool conv_supports(const Graph& g, const Node& n) {
   if (!w || !w->is_const()) return false;  // weights are packed once at prepare
   ConvGeometry geo = conv_geometry(g, n, kTransposed);
   if (!geo.valid) return false;
-  return probe_ok([&] {
-    make_pd<kTransposed>(n, geo, choose_conv_layout(geo, kTransposed));
-    return true;
-  });
+  return probe_ok([&] { return select_pd<kTransposed>(n, geo); });
 }
 
 template <bool kTransposed>
@@ -153,7 +189,7 @@ class ConvKernel final : public OnednnKernel {
     if (!geo.valid)
       return ORKNN_ERR(kInvalidModel, "%s (%s): attributes/shapes not supported by the oneDNN kernel",
                        ctx.node->name.c_str(), op_name(ctx.node->op));
-    auto pd = make_pd<kTransposed>(*ctx.node, geo, choose_conv_layout(geo, kTransposed));
+    auto pd = select_pd<kTransposed>(*ctx.node, geo);
     set_impl_name(pd);
 
     memory user_src = wrap(plain_f32(geo.src), ctx.inputs[0]);

@@ -1,14 +1,15 @@
 // oneDNN fp32 Gemm and MatMul, both on the matmul primitive.
 //
 // Gemm: Y = act(alpha * A' * B' + beta * C). Transposes are strided descriptors (no copies).
-// oneDNN 2.6 applies the output scale (alpha) to the accumulator *including* the bias, so C is
-// passed as the bias only when alpha == 1; otherwise it is a binary-add post-op, which comes after
-// the scale. beta != 1 is folded into a copy of a constant C at prepare time (the reference
-// computes beta*C first, so the rounding is the same).
+// oneDNN 2.6 applies the output scale (alpha) to the accumulator *including* the bias, and its
+// fast matmul implementations accept only a per-column bias, so C is the bias only when alpha == 1
+// and C is a row; otherwise run() writes beta*C into Y first and a sum post-op accumulates
+// alpha*A*B onto it (see CMode). beta*C is computed as one product per element, as in the reference.
 //
 // MatMul: numpy semantics. With a constant 2-D B (a linear layer), A's leading dims are folded
 // into M and B is reordered once into oneDNN's blocked layout. Otherwise batched matmul with
 // broadcast batch dims on plain layouts.
+#include <cmath>
 #include <vector>
 
 #include "kernels/onednn/onednn_common.h"
@@ -26,13 +27,21 @@ memory::desc strided_2d(memory::dim rows, memory::dim cols, bool transposed_stor
 
 // ---------------------------------------------------------------------------------------------- Gemm
 
+// How C enters the matmul.
+enum class CMode {
+  kNone,     // no C, or beta == 0
+  kBias,     // alpha == 1 and C is a row ([N] / [1,N]): the bias argument (oneDNN's fast paths
+             // take only this bias broadcast; other bias shapes fall to its naive implementation)
+  kPrefill,  // run() first writes beta*C, broadcast, into Y; a sum post-op then adds alpha*A*B
+};
+
 struct GemmSetup {
   memory::dim m = 0, k = 0, n = 0;
   bool trans_a = false, trans_b = false;
   float alpha = 1.f, beta = 1.f;
-  bool use_c = false;
+  CMode c_mode = CMode::kNone;
   memory::dims c_dims;  // C seen as 2-D {1 or M, 1 or N}
-  bool c_is_bias = false;  // else a binary post-op
+  bool c_const = false;
   bool b_const = false;
   bool valid = false;
 };
@@ -49,6 +58,7 @@ GemmSetup gemm_setup(const Graph& g, const Node& n) {
   s.trans_b = n.attrs.get_int("transB", 0) != 0;
   s.alpha = n.attrs.get_float("alpha", 1.f);
   s.beta = n.attrs.get_float("beta", 1.f);
+  if (!std::isfinite(s.alpha) || !std::isfinite(s.beta)) return s;
   s.m = s.trans_a ? a->shape[1] : a->shape[0];
   s.k = s.trans_a ? a->shape[0] : a->shape[1];
   const int64_t kb = s.trans_b ? b->shape[1] : b->shape[0];
@@ -60,11 +70,11 @@ GemmSetup gemm_setup(const Graph& g, const Node& n) {
     memory::dims cd(c->shape.begin(), c->shape.end());
     while (cd.size() < 2) cd.insert(cd.begin(), 1);
     if ((cd[0] != 1 && cd[0] != s.m) || (cd[1] != 1 && cd[1] != s.n)) return s;
-    // beta is folded into a copy of C, which needs C's bytes at prepare.
-    if (s.beta != 1.f && !c->is_const()) return s;
-    s.use_c = true;
     s.c_dims = cd;
-    s.c_is_bias = s.alpha == 1.f;
+    s.c_const = c->is_const();
+    const bool row = cd[0] == 1 && cd[1] == s.n;
+    // As a bias, beta must be folded into a copy of C made at prepare, so C must be constant.
+    s.c_mode = (s.alpha == 1.f && row && (s.beta == 1.f || s.c_const)) ? CMode::kBias : CMode::kPrefill;
   }
   s.valid = true;
   return s;
@@ -78,13 +88,13 @@ memory::desc gemm_weights_md(const GemmSetup& s) {
 dnnl::matmul::primitive_desc gemm_pd(const Node& n, const GemmSetup& s) {
   dnnl::primitive_attr attr = user_scratchpad_attr();
   dnnl::post_ops ops;
-  if (s.alpha != 1.f) attr.set_output_scales(0, {s.alpha});
-  if (s.use_c && !s.c_is_bias) ops.append_binary(dnnl::algorithm::binary_add, plain_f32(s.c_dims));
+  if (s.alpha != 1.f) attr.set_output_scales(0, {s.alpha});  // scales the accumulator (and a bias)
+  if (s.c_mode == CMode::kPrefill) ops.append_sum(1.f);      // Y = alpha*A*B + Y(= beta*C)
   if (!append_fused_act(n, ops)) throw dnnl::error(dnnl_unimplemented, "fused activation not expressible");
   attr.set_post_ops(ops);
   const memory::desc src = strided_2d(s.m, s.k, s.trans_a);
   const memory::desc dst = plain_f32({s.m, s.n});
-  if (s.use_c && s.c_is_bias)
+  if (s.c_mode == CMode::kBias)
     return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, gemm_weights_md(s), plain_f32(s.c_dims), dst), attr,
                                         cpu_engine());
   return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, gemm_weights_md(s), dst), attr, cpu_engine());
@@ -94,42 +104,60 @@ bool supports_gemm(const Graph& g, const Node& n) {
   if (!all_f32(g, n)) return false;
   GemmSetup s = gemm_setup(g, n);
   if (!s.valid) return false;
-  return probe_ok([&] {
-    gemm_pd(n, s);
-    return true;
-  });
+  return probe_ok([&] { return gemm_pd(n, s); });
 }
 
 class GemmF32 final : public OnednnKernel {
  protected:
   Status build(const KernelContext& ctx) override {
-    const GemmSetup s = gemm_setup(*ctx.graph, *ctx.node);
-    if (!s.valid)
+    s_ = gemm_setup(*ctx.graph, *ctx.node);
+    if (!s_.valid)
       return ORKNN_ERR(kInvalidModel, "%s (Gemm): shapes/attributes not supported by the oneDNN kernel",
                        ctx.node->name.c_str());
-    auto pd = gemm_pd(*ctx.node, s);
+    auto pd = gemm_pd(*ctx.node, s_);
     set_impl_name(pd);
-    memory src = wrap(strided_2d(s.m, s.k, s.trans_a), ctx.inputs[0]);
-    memory user_b = wrap(strided_2d(s.k, s.n, s.trans_b), ctx.inputs[1]);
-    memory weights = s.b_const ? convert_const(user_b, pd.weights_desc()) : user_b;
-    memory dst = wrap(plain_f32({s.m, s.n}), ctx.outputs[0]);
+    memory src = wrap(strided_2d(s_.m, s_.k, s_.trans_a), ctx.inputs[0]);
+    memory user_b = wrap(strided_2d(s_.k, s_.n, s_.trans_b), ctx.inputs[1]);
+    memory weights = s_.b_const ? convert_const(user_b, pd.weights_desc()) : user_b;
+    memory dst = wrap(plain_f32({s_.m, s_.n}), ctx.outputs[0]);
     std::vector<std::pair<int, memory>> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights}, {DNNL_ARG_DST, dst}};
-    if (s.use_c) {
-      memory c;
-      if (s.beta != 1.f) {
-        const float* craw = ctx.in<float>(2);
-        const size_t count = static_cast<size_t>(s.c_dims[0] * s.c_dims[1]);
-        c = owned(plain_f32(s.c_dims));
-        float* cdst = static_cast<float*>(c.get_data_handle());
-        for (size_t i = 0; i < count; ++i) cdst[i] = s.beta * craw[i];
-      } else {
-        c = wrap(plain_f32(s.c_dims), ctx.inputs[2]);
-      }
-      args.push_back({s.c_is_bias ? DNNL_ARG_BIAS : (DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1), c});
+    if (s_.c_mode != CMode::kNone && s_.c_const) {
+      // beta*C once, rounded exactly as the reference rounds it (one product per element).
+      const float* craw = ctx.in<float>(2);
+      scaled_c_.resize(static_cast<size_t>(s_.c_dims[0] * s_.c_dims[1]));
+      for (size_t i = 0; i < scaled_c_.size(); ++i) scaled_c_[i] = s_.beta * craw[i];
+    }
+    if (s_.c_mode == CMode::kBias) {
+      const void* bias = s_.c_const ? static_cast<const void*>(scaled_c_.data()) : ctx.inputs[2];
+      args.push_back({DNNL_ARG_BIAS, wrap(plain_f32(s_.c_dims), bias)});
     }
     add_step(dnnl::matmul(pd), pd, std::move(args));
     return Status::Ok();
   }
+
+  void before_steps(const KernelContext& ctx) override {
+    if (s_.c_mode != CMode::kPrefill) return;
+    const bool scaled = s_.c_const;
+    const float* c = scaled ? scaled_c_.data() : ctx.in<float>(2);
+    float* y = ctx.out<float>(0);
+    const memory::dim cm = s_.c_dims[0], cn = s_.c_dims[1];
+    for (memory::dim i = 0; i < s_.m; ++i) {
+      const float* crow = c + (cm == 1 ? 0 : i * cn);
+      float* yrow = y + i * s_.n;
+      if (cn == 1) {
+        const float v = scaled ? crow[0] : s_.beta * crow[0];
+        for (memory::dim j = 0; j < s_.n; ++j) yrow[j] = v;
+      } else if (scaled) {
+        for (memory::dim j = 0; j < s_.n; ++j) yrow[j] = crow[j];
+      } else {
+        for (memory::dim j = 0; j < s_.n; ++j) yrow[j] = s_.beta * crow[j];
+      }
+    }
+  }
+
+ private:
+  GemmSetup s_;
+  std::vector<float> scaled_c_;  // beta*C for a constant C
 };
 
 // -------------------------------------------------------------------------------------------- MatMul
@@ -201,10 +229,7 @@ bool supports_matmul(const Graph& g, const Node& n) {
   if (!all_f32(g, n)) return false;
   MatMulSetup s = matmul_setup(g, n);
   if (!s.valid) return false;
-  return probe_ok([&] {
-    matmul_pd(n, s);
-    return true;
-  });
+  return probe_ok([&] { return matmul_pd(n, s); });
 }
 
 class MatMulF32 final : public OnednnKernel {

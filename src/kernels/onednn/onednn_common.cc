@@ -168,6 +168,7 @@ Status OnednnKernel::prepare(const KernelContext& ctx) {
 
 void OnednnKernel::run(const KernelContext& ctx) {
   omp_set_num_threads(ctx.num_threads > 0 ? ctx.num_threads : 1);
+  before_steps(ctx);
   // The C API takes the prebuilt argument arrays, so nothing is allocated on our side here.
   for (const Step& st : steps_) {
     dnnl_status_t s = dnnl_primitive_execute(st.prim.get(), stream_.get(), static_cast<int>(st.args.size()),

@@ -21,11 +21,14 @@ namespace orknn::onednn {
 // The one CPU engine of the process (created on first use; thread-safe).
 const dnnl::engine& cpu_engine();
 
-// Where the op primitive keeps its activations (src/dst). The arena holds plain NCHW buffers;
-// kBlocked lets oneDNN pick its layout (format_tag::any, usually nChw16c) and adds reorders at
-// run time, kPlain runs the primitive on the NCHW buffers directly. kAuto is the per-op choice
-// measured in docs/kernels.md. The override exists for the microbenchmark in bench/kernels.
-enum class ActLayout { kAuto = 0, kPlain = 1, kBlocked = 2 };
+// Where the op primitive keeps its activations (src/dst). The arena holds plain NCHW buffers.
+//   kPlain: the primitive runs on the NCHW buffers directly;
+//   kAny: oneDNN picks its layout (format_tag::any; NHWC for its brgemm convolutions), with
+//         reorders from/to NCHW at run time;
+//   kChannelBlocked16: nChw16c (and nCw16c/nCdhw16c), with reorders at run time.
+// kAuto is the per-op choice measured in docs/kernels.md. The override exists for the
+// microbenchmark in bench/kernels.
+enum class ActLayout { kAuto = 0, kPlain = 1, kAny = 2, kChannelBlocked16 = 3 };
 void set_act_layout_override(ActLayout layout);  // kAuto restores the measured default
 ActLayout act_layout_override();
 
@@ -37,7 +40,8 @@ dnnl::memory::dims plain_strides(const dnnl::memory::dims& dims);
 dnnl::memory::desc plain_f32(const dnnl::memory::dims& dims);
 // An fp32 descriptor whose logical dims are `dims` while the bytes are stored in the order given
 // by `storage_order` (storage_order[k] = logical dim stored k-th, outermost first). E.g. ONNX
-// ConvTranspose weights [G*I, O, kh, kw] seen as logical {G, O, I, kh, kw}: storage {0, 2, 1, 3, 4}.
+// ConvTranspose weights [G*(I/G), O/G, kh, kw] seen as logical {G, O/G, I/G, kh, kw}: storage
+// {0, 2, 1, 3, 4}.
 dnnl::memory::desc permuted_f32(const dnnl::memory::dims& dims, const std::vector<int>& storage_order);
 
 // True when every input and output of `n` that is present is fp32.
@@ -76,6 +80,8 @@ class OnednnKernel : public Kernel {
  protected:
   // Builds everything; may throw dnnl::error (turned into a Status by prepare()).
   virtual Status build(const KernelContext& ctx) = 0;
+  // Work done in run() before the primitives (e.g. Gemm writes beta*C into dst). Must not allocate.
+  virtual void before_steps(const KernelContext& ctx) {}
 
   // Wraps an arena/constant buffer (whose address is fixed after prepare) as a memory object.
   dnnl::memory wrap(const dnnl::memory::desc& md, const void* ptr) const;
@@ -116,11 +122,18 @@ class OnednnKernel : public Kernel {
   std::string node_name_;
 };
 
-// supports() helper: runs `probe` (which builds a primitive descriptor) and returns false if
-// oneDNN rejects the configuration.
-template <typename Fn> bool probe_ok(Fn&& probe) {
+// True for oneDNN's naive reference implementations ("ref:any"), no faster than our own
+// reference kernel: our kernels decline such configurations.
+inline bool is_reference_impl(const dnnl::primitive_desc_base& pd) {
+  const std::string impl = pd.impl_info_str();
+  return impl.compare(0, 3, "ref") == 0;
+}
+
+// supports() helper: `make_pd` builds the primitive descriptor the kernel would use. False if
+// oneDNN rejects the configuration or serves it only with a reference implementation.
+template <typename Fn> bool probe_ok(Fn&& make_pd) {
   try {
-    return probe();
+    return !is_reference_impl(make_pd());
   } catch (const dnnl::error&) {
     return false;
   }

@@ -25,8 +25,10 @@ struct PoolSetup {
 PoolSetup pool_setup(const Graph& g, const Node& n) {
   PoolSetup s;
   const Tensor* x = g.input(n, 0);
+  if (!x || n.inputs.size() != 1 || n.outputs.empty() || n.outputs[0] < 0) return s;
   // MaxPool's optional Indices output is not produced by this kernel.
-  if (!x || n.inputs.size() != 1 || n.outputs.size() != 1 || n.outputs[0] < 0) return s;
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i] >= 0) return s;
   const Tensor& y = g.tensor(n.outputs[0]);
   const size_t rank = x->shape.size();
   if (rank < 3 || rank > 5 || y.shape.size() != rank || x->numel() == 0) return s;
@@ -77,15 +79,11 @@ PoolSetup pool_setup(const Graph& g, const Node& n) {
   return s;
 }
 
-ActLayout choose_pool_layout() {
-  ActLayout forced = act_layout_override();
-  return forced != ActLayout::kAuto ? forced : ActLayout::kPlain;
-}
-
-dnnl::pooling_v2_forward::primitive_desc pool_pd(const PoolSetup& s, ActLayout layout) {
-  const bool plain = layout == ActLayout::kPlain;
-  const memory::desc src = plain ? plain_f32(s.src) : memory::desc(s.src, memory::data_type::f32, memory::format_tag::any);
-  const memory::desc dst = plain ? plain_f32(s.dst) : memory::desc(s.dst, memory::data_type::f32, memory::format_tag::any);
+// Pooling runs on the NCHW buffers: oneDNN's pooling has an NCHW JIT kernel, it cannot pick its own
+// source layout (format_tag::any), and reorders around a memory-bound op would only add traffic.
+dnnl::pooling_v2_forward::primitive_desc pool_pd(const PoolSetup& s) {
+  const memory::desc src = plain_f32(s.src);
+  const memory::desc dst = plain_f32(s.dst);
   dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, s.alg, src, dst, s.strides, s.kernel,
                                    s.dilations, s.pad_l, s.pad_r);
   return dnnl::pooling_v2_forward::primitive_desc(d, user_scratchpad_attr(), cpu_engine());
@@ -95,10 +93,7 @@ bool supports_pool(const Graph& g, const Node& n) {
   if (!all_f32(g, n)) return false;
   PoolSetup s = pool_setup(g, n);
   if (!s.valid) return false;
-  return probe_ok([&] {
-    pool_pd(s, choose_pool_layout());
-    return true;
-  });
+  return probe_ok([&] { return pool_pd(s); });
 }
 
 class PoolF32 final : public OnednnKernel {
@@ -108,10 +103,10 @@ class PoolF32 final : public OnednnKernel {
     if (!s.valid)
       return ORKNN_ERR(kInvalidModel, "%s (%s): attributes/shapes not supported by the oneDNN kernel",
                        ctx.node->name.c_str(), op_name(ctx.node->op));
-    auto pd = pool_pd(s, choose_pool_layout());
+    auto pd = pool_pd(s);
     set_impl_name(pd);
-    memory src = reorder_in(wrap(plain_f32(s.src), ctx.inputs[0]), pd.src_desc());
-    memory dst = reorder_out_buffer(wrap(plain_f32(s.dst), ctx.outputs[0]), pd.dst_desc());
+    memory src = wrap(plain_f32(s.src), ctx.inputs[0]);
+    memory dst = wrap(plain_f32(s.dst), ctx.outputs[0]);
     std::vector<std::pair<int, memory>> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
     // forward_inference max pooling needs no workspace; keep it generic anyway.
     if (pd.workspace_desc().get_size() > 0) args.push_back({DNNL_ARG_WORKSPACE, owned(pd.workspace_desc())});
@@ -153,10 +148,8 @@ bool supports_global(const Graph& g, const Node& n) {
   if (!all_f32(g, n)) return false;
   GlobalSetup s = global_setup(g, n);
   if (!s.valid) return false;
-  return probe_ok([&] {
-    global_pd(s, n.op);
-    return true;
-  });
+  if (s.src == s.dst) return true;  // 1x1 input: a copy
+  return probe_ok([&] { return global_pd(s, n.op); });
 }
 
 class GlobalPoolF32 final : public OnednnKernel {
@@ -166,10 +159,17 @@ class GlobalPoolF32 final : public OnednnKernel {
     if (!s.valid)
       return ORKNN_ERR(kInvalidModel, "%s (%s): shapes not supported by the oneDNN kernel", ctx.node->name.c_str(),
                        op_name(ctx.node->op));
+    memory src = wrap(plain_f32(s.src), ctx.inputs[0]);
+    memory dst = wrap(plain_f32(s.dst), ctx.outputs[0]);
+    if (s.src == s.dst) {  // spatial size 1: oneDNN's reduction rejects a no-op, the result is a copy
+      dnnl::reorder::primitive_desc pd(src, dst, user_scratchpad_attr());
+      set_impl_name(pd);
+      add_step(dnnl::reorder(pd), pd, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
+      return Status::Ok();
+    }
     auto pd = global_pd(s, ctx.node->op);
     set_impl_name(pd);
-    add_step(dnnl::reduction(pd), pd,
-             {{DNNL_ARG_SRC, wrap(plain_f32(s.src), ctx.inputs[0])}, {DNNL_ARG_DST, wrap(plain_f32(s.dst), ctx.outputs[0])}});
+    add_step(dnnl::reduction(pd), pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
     return Status::Ok();
   }
 };

@@ -16,7 +16,10 @@ inline float apply_fused_act(float x, FusedAct act, float alpha, float beta) {
   switch (act) {
     case FusedAct::kNone: return x;
     case FusedAct::kRelu: return x > 0.f ? x : 0.f;
-    case FusedAct::kClip: return x < alpha ? alpha : (x > beta ? beta : x);
+    case FusedAct::kClip: {  // ONNX order: max with min first, then min with max (min > max gives max)
+      float t = x < alpha ? alpha : x;
+      return t > beta ? beta : t;
+    }
     case FusedAct::kLeakyRelu: return x >= 0.f ? x : x * alpha;
     case FusedAct::kHardSwish: {
       float t = x / 6.f + 0.5f;

@@ -16,22 +16,34 @@ namespace {
 struct ReluFn {
   static constexpr bool kInts = true;
   explicit ReluFn(const Attrs&) {}
-  template <typename T> T operator()(T x) const { return x < T(0) ? T(0) : x; }  // NaN stays NaN
+  template <typename T>
+  T operator()(T x) const {
+    return x < T(0) ? T(0) : x;
+  }  // NaN stays NaN
 };
 struct NegFn {
   static constexpr bool kInts = true;
   explicit NegFn(const Attrs&) {}
-  template <typename T> T operator()(T x) const { return -x; }
+  template <typename T>
+  T operator()(T x) const {
+    return -x;
+  }
 };
 struct AbsFn {
   static constexpr bool kInts = true;
   explicit AbsFn(const Attrs&) {}
-  template <typename T> T operator()(T x) const { return x < T(0) ? T(-x) : x; }
+  template <typename T>
+  T operator()(T x) const {
+    return x < T(0) ? T(-x) : x;
+  }
 };
 struct SignFn {
   static constexpr bool kInts = true;
   explicit SignFn(const Attrs&) {}
-  template <typename T> T operator()(T x) const { return x > T(0) ? T(1) : (x < T(0) ? T(-1) : x); }  // 0, NaN kept
+  template <typename T>
+  T operator()(T x) const {
+    return x > T(0) ? T(1) : (x < T(0) ? T(-1) : x);
+  }  // 0, NaN kept
 };
 struct ClipFn {
   static constexpr bool kInts = true;
@@ -45,17 +57,18 @@ struct ClipFn {
     if (x > hi) x = hi;
     return x;
   }
-  template <typename T> T operator()(T x) const {
+  template <typename T>
+  T operator()(T x) const {
     if (!std::isinf(lo) && static_cast<double>(x) < lo) x = static_cast<T>(lo);
     if (!std::isinf(hi) && static_cast<double>(x) > hi) x = static_cast<T>(hi);
     return x;
   }
 };
 
-#define ORKNN_FLOAT_FN(NAME, EXPR)                  \
-  struct NAME {                                     \
-    static constexpr bool kInts = false;            \
-    explicit NAME(const Attrs&) {}                  \
+#define ORKNN_FLOAT_FN(NAME, EXPR)                   \
+  struct NAME {                                      \
+    static constexpr bool kInts = false;             \
+    explicit NAME(const Attrs&) {}                   \
     float operator()(float x) const { return EXPR; } \
   };
 ORKNN_FLOAT_FN(SigmoidFn, 1.f / (1.f + std::exp(-x)))
@@ -101,7 +114,8 @@ struct SeluFn {
   static constexpr bool kInts = false;
   float alpha, gamma;
   explicit SeluFn(const Attrs& a)
-      : alpha(a.get_float("alpha", 1.67326319217681884765625f)), gamma(a.get_float("gamma", 1.05070102214813232421875f)) {}
+      : alpha(a.get_float("alpha", 1.67326319217681884765625f)),
+        gamma(a.get_float("gamma", 1.05070102214813232421875f)) {}
   float operator()(float x) const { return x > 0.f ? gamma * x : gamma * (alpha * std::exp(x) - alpha); }
 };
 struct HardSigmoidFn {
@@ -128,11 +142,13 @@ struct GeluFn {
   }
 };
 
-template <typename T, class F> void apply(const F& f, const T* x, T* y, int64_t n) {
+template <typename T, class F>
+void apply(const F& f, const T* x, T* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
 }
 
-template <class F> class UnaryKernel : public Kernel {
+template <class F>
+class UnaryKernel : public Kernel {
  public:
   Status prepare(const KernelContext& ctx) override {
     fn_ = std::make_unique<F>(ctx.node->attrs);
@@ -141,7 +157,8 @@ template <class F> class UnaryKernel : public Kernel {
     if (!quantized_) return Status::Ok();
     const Tensor& out = ctx.out_tensor(0);
     if (in.quant.scale.size() != 1 || out.quant.scale.size() != 1 || out.dtype != in.dtype)
-      return ORKNN_ERR(kInvalidModel, "%s node '%s': quantized %s input needs per-tensor quantization on input and output",
+      return ORKNN_ERR(kInvalidModel,
+                       "%s node '%s': quantized %s input needs per-tensor quantization on input and output",
                        op_name(ctx.node->op), ctx.node->name.c_str(), dtype_name(in.dtype));
     const bool is_signed = in.dtype == DType::kI8;
     const int qmin = is_signed ? -128 : 0, qmax = is_signed ? 127 : 255;

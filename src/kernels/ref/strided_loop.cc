@@ -1,10 +1,13 @@
 #include "kernels/ref/strided_loop.h"
 
+#include <cassert>
+
 namespace orknn {
 
 void StridedLoop::init(const Shape& space, const std::vector<std::vector<int64_t>>& strides,
                        const std::vector<int64_t>& base) {
   nops_ = static_cast<int>(strides.size());
+  assert(nops_ <= kMaxOperands && "StridedLoop: run() keeps offsets in a fixed array");
   base_.assign(static_cast<size_t>(nops_), 0);
   for (size_t k = 0; k < base.size() && k < base_.size(); ++k) base_[k] = base[k];
   empty_ = false;
@@ -66,7 +69,8 @@ std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
 }
 
 namespace {
-template <typename T> void copy_typed(const StridedLoop& loop, T* dst, const T* src) {
+template <typename T>
+void copy_typed(const StridedLoop& loop, T* dst, const T* src) {
   loop.run([&](const int64_t* off, const int64_t* st, int64_t n) {
     T* o = dst + off[0];
     const T* s = src + off[1];

@@ -22,7 +22,8 @@ class StridedLoop {
 
   // Calls f(offsets, inner_strides, len) for every innermost run: operand k's elements are at
   // offsets[k] + i * inner_strides[k] for i in [0, len).
-  template <class F> void run(F&& f) const {
+  template <class F>
+  void run(F&& f) const {
     if (empty_) return;
     int64_t off[kMaxOperands];
     for (int64_t o = 0; o < outer_; ++o) {

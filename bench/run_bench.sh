@@ -1,0 +1,120 @@
+#!/bin/bash
+# run_bench.sh - OpenRKNN and ONNX Runtime side by side on the test models: median latency, load time
+# and peak memory at 1 and 2 threads, as a markdown table (see docs/benchmarks.md).
+#
+# Usage: bench/run_bench.sh [--build DIR] [--models a,b,...] [--threads 1,2] [--repeat R]
+#                           [--iters N] [--warmup N] [--min-time-ms MS] [--precision fp16|fp32]
+#                           [--out RESULTS.jsonl]
+#   --build      build tree with rknn_convert and bench/rknn_bench (default: build)
+#   --models     default: the nine test models (docs/benchmarks.md)
+#   --repeat     passes over all configurations; the table keeps each one's least disturbed pass
+#   --precision  float storage of the converted models (default fp16, the runtime's default)
+#   --out        raw JSON lines (default: WORK_DIR/bench/results.jsonl)
+# Models come from scripts/prepare_test_models.sh (WORK_DIR = $ORKNN_MODELS_DIR or tests/models/work);
+# they are converted to WORK_DIR/bench/NAME.PRECISION.rknn when missing or older than the ONNX file or
+# the converter. Every measurement is a fresh process (ort_bench.js / rknn_bench), one at a time, the
+# two runtimes alternating, so both see the same machine. Threads: ONNX Runtime intraOpNumThreads, our
+# runtime OPENRKNN_NUM_THREADS.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+WORK_DIR="${ORKNN_MODELS_DIR:-$ROOT/tests/models/work}"
+BUILD="$ROOT/build"
+MODELS="resnet18,mobilenet_v2,mobilenet_v3_small,squeezenet1_1,shufflenet_v2_x1_0,efficientnet_b0,ppocrv4_det,ppocrv4_rec,ppocr_cls"
+THREADS="1,2"
+REPEAT=1
+ITERS=30
+WARMUP=5
+MIN_TIME_MS=2000
+PRECISION=fp16
+OUT=""
+
+die() { echo "run_bench.sh: $*" >&2; exit 1; }
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build) BUILD="$(cd "$2" && pwd)"; shift 2 ;;
+    --models) MODELS="$2"; shift 2 ;;
+    --threads) THREADS="$2"; shift 2 ;;
+    --repeat) REPEAT="$2"; shift 2 ;;
+    --iters) ITERS="$2"; shift 2 ;;
+    --warmup) WARMUP="$2"; shift 2 ;;
+    --min-time-ms) MIN_TIME_MS="$2"; shift 2 ;;
+    --precision) PRECISION="$2"; shift 2 ;;
+    --out) OUT="$2"; shift 2 ;;
+    -h|--help) sed -n '2,/^set -e/p' "$0" | sed 's/^# \{0,1\}//;/^set -e/d'; exit 0 ;;
+    *) die "unknown option $1 (see --help)" ;;
+  esac
+done
+case "$PRECISION" in fp16|fp32) ;; *) die "--precision must be fp16 or fp32" ;; esac
+
+# Input shape of each model (graph input name = dims): the PP-OCR models have dynamic dims, pinned here
+# for both runtimes alike.
+input_shape() {
+  case "$1" in
+    ppocrv4_det) echo "x=1x3x480x480" ;;
+    ppocrv4_rec) echo "x=1x3x48x320" ;;
+    ppocr_cls) echo "x=1x3x48x192" ;;
+    *) echo "input=1x3x224x224" ;;
+  esac
+}
+
+CONVERT="$BUILD/rknn_convert"
+RKNN_BENCH="$BUILD/bench/rknn_bench"
+[ -x "$CONVERT" ] || die "$CONVERT not found: build it (cmake --build $BUILD --target rknn_convert)"
+[ -x "$RKNN_BENCH" ] || die "$RKNN_BENCH not found: build it (cmake --build $BUILD --target rknn_bench)"
+[ -d "$ROOT/tests/models/node_modules/onnxruntime-node" ] || die "onnxruntime-node missing: run scripts/prepare_test_models.sh"
+mkdir -p "$WORK_DIR/bench"
+OUT="${OUT:-$WORK_DIR/bench/results.jsonl}"
+: > "$OUT"
+
+# ---- convert ----------------------------------------------------------------------------------------
+IFS=, read -r -a MODEL_LIST <<< "$MODELS"
+IFS=, read -r -a THREAD_LIST <<< "$THREADS"
+for m in "${MODEL_LIST[@]}"; do
+  onnx="$WORK_DIR/$m.onnx"
+  rknn="$WORK_DIR/bench/$m.$PRECISION.rknn"
+  [ -f "$onnx" ] || die "$onnx is missing: run scripts/prepare_test_models.sh"
+  if [ ! -f "$rknn" ] || [ "$onnx" -nt "$rknn" ] || [ "$CONVERT" -nt "$rknn" ]; then
+    shape="$(input_shape "$m")"
+    echo "converting $m ($PRECISION)" >&2
+    dims="${shape#*=}"
+    "$CONVERT" "$onnx" -o "$rknn.tmp" -t rk3588 --input-shape "${shape%%=*}=${dims//x/,}" --float-precision "$PRECISION" -q >&2 ||
+      die "rknn_convert failed on $onnx"
+    mv "$rknn.tmp" "$rknn"
+  fi
+done
+
+# ---- measure ----------------------------------------------------------------------------------------
+run_ort() {  # MODEL THREADS
+  node "$ROOT/bench/ort_bench.js" "$WORK_DIR/$1.onnx" --shape "$(input_shape "$1")" --threads "$2" \
+    --iters "$ITERS" --warmup "$WARMUP" --min-time-ms "$MIN_TIME_MS" --label "$1"
+}
+run_ours() {  # MODEL THREADS
+  OPENRKNN_NUM_THREADS="$2" "$RKNN_BENCH" "$WORK_DIR/bench/$1.$PRECISION.rknn" \
+    --iters "$ITERS" --warmup "$WARMUP" --min-time-ms "$MIN_TIME_MS" --label "$1"
+}
+record() {  # RUNNER MODEL THREADS
+  local line
+  if line="$("$1" "$2" "$3" | tail -n 1)" && [ -n "$line" ]; then
+    echo "$line" >> "$OUT"
+    echo "  $line" >&2
+  else
+    echo "  FAILED: $1 $2 threads=$3" >&2
+  fi
+}
+for ((pass = 0; pass < REPEAT; pass++)); do
+  for m in "${MODEL_LIST[@]}"; do
+    for t in "${THREAD_LIST[@]}"; do
+      echo "[pass $pass] $m threads=$t" >&2
+      # Alternate who goes first, so neither always runs on a machine the other has just warmed.
+      if (( pass % 2 == 0 )); then record run_ort "$m" "$t"; record run_ours "$m" "$t"
+      else record run_ours "$m" "$t"; record run_ort "$m" "$t"; fi
+    done
+  done
+done
+
+echo "raw results: $OUT" >&2
+echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "our models: $PRECISION storage; ONNX Runtime $(node -p "require('$ROOT/tests/models/node_modules/onnxruntime-node/package.json').version")"
+echo
+node "$ROOT/bench/bench_table.js" "$OUT"

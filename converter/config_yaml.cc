@@ -1,0 +1,184 @@
+// The vendor toolkit's YAML conversion config, where its keys apply to this converter.
+// Accepted layouts (keys may sit at the top level, under "configs", or under "models" and its
+// "configs"/"subgraphs", as rknn-toolkit2's rknn_convert writes them):
+//   models:
+//     platform: onnx
+//     model_file_path: ./model.onnx
+//     subgraphs: { inputs: [x], input_size_list: ["1,3,224,224"] }
+//     quantize: false
+//     configs:
+//       mean_values: [[123.675, 116.28, 103.53]]   # one list per input (a flat list: all inputs)
+//       std_values: [[58.395, 57.12, 57.375]]
+//       target_platform: rk3588
+//       custom_string: "..."
+//       float_dtype: float16
+// Keys that only matter to quantization or the vendor's compiler are accepted and ignored.
+#include <yaml-cpp/yaml.h>
+
+#include <set>
+
+#include "common/log.h"
+#include "converter/convert.h"
+#include "runtime/platform.h"
+
+namespace orknn {
+namespace {
+
+Status bad(const std::string& path, const std::string& key, const std::string& why) {
+  return ORKNN_ERR(kInvalidParam, "%s: '%s' %s", path.c_str(), key.c_str(), why.c_str());
+}
+
+// A number list from [1, 2, 3], "1,2,3" or a single number.
+Status float_list(const std::string& path, const std::string& key, const YAML::Node& n, std::vector<float>* out) {
+  out->clear();
+  try {
+    if (n.IsScalar()) {
+      Status st = parse_floats(n.as<std::string>(), out);
+      if (!st.ok()) return bad(path, key, "is not a number list: " + st.message());
+      return Status::Ok();
+    }
+    if (!n.IsSequence()) return bad(path, key, "must be a list of numbers");
+    for (const auto& e : n) {
+      if (!e.IsScalar()) return bad(path, key, "must be a list of numbers");
+      out->push_back(e.as<float>());
+    }
+  } catch (const YAML::Exception& e) {
+    return bad(path, key, std::string("is not a number list: ") + e.what());
+  }
+  return Status::Ok();
+}
+
+// mean_values/std_values: a list of lists (one per input, in input order) or one flat list for
+// every input. Keys "#i" name the i-th input, "" all inputs (see ConvertOptions).
+Status per_input_values(const std::string& path, const std::string& key, const YAML::Node& n,
+                        const std::vector<std::string>& input_names, std::map<std::string, std::vector<float>>* out) {
+  if (!out->empty()) return Status::Ok();  // set on the command line: it wins as a whole
+  std::map<std::string, std::vector<float>> values;
+  bool nested = n.IsSequence() && n.size() > 0 && n[0].IsSequence();
+  if (nested) {
+    for (size_t i = 0; i < n.size(); ++i) {
+      std::vector<float> v;
+      ORKNN_RETURN_IF_ERROR(float_list(path, key + "[" + std::to_string(i) + "]", n[i], &v));
+      values[i < input_names.size() ? input_names[i] : "#" + std::to_string(i)] = v;
+    }
+  } else {
+    std::vector<float> v;
+    ORKNN_RETURN_IF_ERROR(float_list(path, key, n, &v));
+    values[""] = v;
+  }
+  *out = std::move(values);
+  return Status::Ok();
+}
+
+std::string scalar(const YAML::Node& n) {
+  if (n.IsSequence() && n.size() > 0) return n[0].as<std::string>();  // e.g. target_platform: [rk3588]
+  return n.as<std::string>();
+}
+
+bool truthy(const YAML::Node& n) {
+  std::string v = n.as<std::string>();
+  for (auto& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return v == "true" || v == "1" || v == "yes" || v == "on";
+}
+
+}  // namespace
+
+Status load_config_yaml(const std::string& path, ConvertOptions* opts) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return ORKNN_ERR(kInvalidParam, "cannot open config file '%s'", path.c_str());
+  } catch (const YAML::Exception& e) {
+    return ORKNN_ERR(kInvalidParam, "%s: YAML syntax error: %s", path.c_str(), e.what());
+  }
+  if (!root.IsMap()) return ORKNN_ERR(kInvalidParam, "%s: expected a mapping of conversion settings", path.c_str());
+
+  // Gather the maps the settings may live in, most specific last.
+  std::vector<YAML::Node> scopes{root};
+  try {
+    YAML::Node models = root["models"];
+    if (models) {
+      if (models.IsSequence()) {
+        if (models.size() != 1)
+          return ORKNN_ERR(kInvalidParam, "%s: 'models' lists %zu models; convert one model per config", path.c_str(),
+                           static_cast<size_t>(models.size()));
+        models = models[0];
+      }
+      if (!models.IsMap()) return bad(path, "models", "must be a mapping");
+      scopes.push_back(models);
+      if (models["subgraphs"] && models["subgraphs"].IsMap()) scopes.push_back(models["subgraphs"]);
+      if (models["configs"] && models["configs"].IsMap()) scopes.push_back(models["configs"]);
+    }
+    if (root["configs"] && root["configs"].IsMap()) scopes.push_back(root["configs"]);
+    if (root["subgraphs"] && root["subgraphs"].IsMap()) scopes.push_back(root["subgraphs"]);
+
+    static const std::set<std::string> kIgnored = {
+        "name", "model_file_path", "model_name", "dataset", "quantized_dtype", "quantized_algorithm",
+        "quantized_method", "quantized_hybrid_level", "quant_img_RGB2BGR", "optimization_level", "outputs",
+        "compress_weight", "single_core_mode", "model_pruning", "remove_weight", "remove_reshape",
+        "sparse_infer", "op_target", "inputs_yuv_fmt", "dynamic_input", "configs", "subgraphs", "models",
+        "RK_device_id", "pre_compile", "proposal", "proposal_dataset_size", "do_sparse_network",
+        "enable_flash_attention", "auto_hybrid", "verbose", "input_shapes_yml"};
+
+    std::vector<std::string> input_names;  // subgraphs.inputs: names for per-input lists
+    for (const auto& s : scopes)
+      if (s["inputs"] && s["inputs"].IsSequence())
+        for (const auto& e : s["inputs"]) input_names.push_back(e.as<std::string>());
+
+    for (const auto& s : scopes) {
+      for (const auto& kv : s) {
+        const std::string key = kv.first.as<std::string>();
+        const YAML::Node& v = kv.second;
+        if (key == "mean_values") {
+          ORKNN_RETURN_IF_ERROR(per_input_values(path, key, v, input_names, &opts->mean_values));
+        } else if (key == "std_values") {
+          ORKNN_RETURN_IF_ERROR(per_input_values(path, key, v, input_names, &opts->std_values));
+        } else if (key == "target_platform" || key == "RK_device_platform") {
+          opts->platform = scalar(v);
+        } else if (key == "custom_string") {
+          if (opts->custom_string.empty() && !v.IsNull()) opts->custom_string = v.as<std::string>();
+        } else if (key == "float_dtype") {
+          std::string t = v.as<std::string>();
+          if (t == "float16") opts->precision = FloatPrecision::kFp16;
+          else if (t == "float32") opts->precision = FloatPrecision::kFp32;
+          else return bad(path, key, "must be float16 or float32, not '" + t + "'");
+        } else if (key == "input_size_list") {
+          if (!v.IsSequence()) return bad(path, key, "must be a list with one shape per input");
+          for (size_t i = 0; i < v.size(); ++i) {
+            Shape shape;
+            if (v[i].IsSequence()) {
+              for (const auto& d : v[i]) shape.push_back(d.as<int64_t>());
+            } else {
+              Status st = parse_dims(v[i].as<std::string>(), &shape);
+              if (!st.ok()) return bad(path, key, st.message());
+            }
+            for (int64_t d : shape)
+              if (d <= 0) return bad(path, key, "dims must be positive");
+            std::string k = i < input_names.size() ? input_names[i] : "#" + std::to_string(i);
+            // --input-shape wins: per input, or entirely when it pinned "the only input"
+            if (!opts->input_shapes.count("")) opts->input_shapes.emplace(k, shape);
+          }
+        } else if (key == "platform" || key == "model_platform") {
+          // the source framework in the vendor's layout; a target platform name is taken as one
+          std::string fw = v.as<std::string>();
+          if (find_platform(fw)) opts->platform = fw;
+          else if (fw != "onnx") return bad(path, key, "is '" + fw + "': rknn_convert converts ONNX models only");
+        } else if (key == "quantize" || key == "do_quantization") {
+          if (truthy(v))
+            ORKNN_LOGW("%s: '%s: true' is ignored: rknn_convert writes float models (quantization is not available)",
+                       path.c_str(), key.c_str());
+        } else if (key == "inputs" || kIgnored.count(key)) {
+          // not applicable to this converter
+        } else {
+          ORKNN_LOGW("%s: unknown key '%s' ignored", path.c_str(), key.c_str());
+        }
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return ORKNN_ERR(kInvalidParam, "%s: bad value: %s", path.c_str(), e.what());
+  }
+  return Status::Ok();
+}
+
+}  // namespace orknn

@@ -1,0 +1,263 @@
+// The conversion pipeline: parse -> import (infer + fold per node) -> I/O options -> passes ->
+// re-infer -> verify. See docs/convert.md.
+#include "converter/convert.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "common/log.h"
+#include "converter/onnx/importer.h"
+#include "graph/verifier.h"
+#include "runtime/platform.h"
+
+namespace orknn {
+namespace {
+
+constexpr size_t kMaxCustomString = 1023;  // rknn_custom_string holds 1024 chars with the NUL
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\r\n"), e = s.find_last_not_of(" \t\r\n");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+std::vector<std::string> split_list(const std::string& text) {
+  std::vector<std::string> parts;
+  std::string cur;
+  for (char c : text) {
+    if (c == ',') { parts.push_back(trim(cur)); cur.clear(); }
+    else cur += c;
+  }
+  parts.push_back(trim(cur));
+  return parts;
+}
+
+std::string input_names(const Graph& g) {
+  std::string r;
+  for (const GraphInput& in : g.inputs) r += (r.empty() ? "'" : ", '") + g.tensor(in.tensor).name + "'";
+  return r;
+}
+
+bool is_float(DType t) { return t == DType::kF32 || t == DType::kF16; }
+
+// mean/std for one input, from its own entry or the "" entry.
+const std::vector<float>* lookup(const std::map<std::string, std::vector<float>>& m, const std::string& name,
+                                 bool* shared) {
+  auto it = m.find(name);
+  if (it != m.end()) { *shared = false; return &it->second; }
+  it = m.find("");
+  if (it != m.end()) { *shared = true; return &it->second; }
+  return nullptr;
+}
+
+Status check_norm_values(const char* what, const std::vector<float>& v, const Tensor& t) {
+  if (v.empty()) return ORKNN_ERR(kInvalidParam, "%s for input '%s' is empty", what, t.name.c_str());
+  for (float x : v)
+    if (!std::isfinite(x)) return ORKNN_ERR(kInvalidParam, "%s for input '%s' holds a non-finite value", what, t.name.c_str());
+  if (v.size() == 1) return Status::Ok();
+  if (t.shape.size() == 4 && static_cast<int64_t>(v.size()) == t.shape[1]) return Status::Ok();
+  if (t.shape.size() == 4)
+    return ORKNN_ERR(kInvalidParam,
+                     "%s for input '%s' has %zu values, but the input has %lld channels (dim 1 of %s); give one "
+                     "value per channel, or one value for all", what, t.name.c_str(), v.size(),
+                     static_cast<long long>(t.shape[1]), shape_str(t.shape).c_str());
+  return ORKNN_ERR(kInvalidParam,
+                   "%s for input '%s' has %zu values, but the input %s is not a 4-D NCHW image; only one value "
+                   "(for all elements) applies", what, t.name.c_str(), v.size(), shape_str(t.shape).c_str());
+}
+
+template <typename V>
+Status resolve_index_keys(const std::vector<std::string>& inputs, const char* what, std::map<std::string, V>* m) {
+  std::map<std::string, V> named;
+  // Named keys first, so that they win over "#i" for the same input.
+  for (auto& kv : *m)
+    if (kv.first.size() < 2 || kv.first[0] != '#') named[kv.first] = kv.second;
+  for (auto& kv : *m) {
+    if (kv.first.size() < 2 || kv.first[0] != '#') continue;
+    char* end = nullptr;
+    long i = std::strtol(kv.first.c_str() + 1, &end, 10);
+    if (*end != '\0' || i < 0) { named[kv.first] = kv.second; continue; }
+    if (static_cast<size_t>(i) >= inputs.size())
+      return ORKNN_ERR(kInvalidParam, "%s given for input #%ld, but the model has %zu input(s)", what, i, inputs.size());
+    named.emplace(inputs[static_cast<size_t>(i)], kv.second);  // an entry by name wins (emplace keeps it)
+  }
+  *m = std::move(named);
+  return Status::Ok();
+}
+
+Status convert_model(const onnx::ModelProto& model, const std::string& model_dir, const ConvertOptions& opts,
+                     Graph* out, ConvertReport* report) {
+  if (!find_platform(opts.platform)) {
+    std::string names;
+    for (const auto& p : platform_names()) names += (names.empty() ? "" : ", ") + p;
+    return ORKNN_ERR(kInvalidParam, "unknown target platform '%s' (supported: %s)", opts.platform.c_str(), names.c_str());
+  }
+  // "#i" keys -> the i-th model input's name.
+  std::vector<std::string> onnx_inputs;
+  {
+    std::set<std::string> inits;
+    for (const auto& t : model.graph().initializer()) inits.insert(t.name());
+    for (const auto& vi : model.graph().input())
+      if (!inits.count(vi.name())) onnx_inputs.push_back(vi.name());
+  }
+  ConvertOptions o = opts;
+  ORKNN_RETURN_IF_ERROR(resolve_index_keys(onnx_inputs, "input shape", &o.input_shapes));
+  ORKNN_RETURN_IF_ERROR(resolve_index_keys(onnx_inputs, "mean_values", &o.mean_values));
+  ORKNN_RETURN_IF_ERROR(resolve_index_keys(onnx_inputs, "std_values", &o.std_values));
+
+  Graph g;
+  onnx_import::ImportOptions iopts;
+  iopts.input_shapes = o.input_shapes;
+  iopts.model_dir = model_dir;
+  onnx_import::ImportStats stats;
+  ORKNN_RETURN_IF_ERROR(onnx_import::import_model(model, iopts, &g, &stats));
+  ORKNN_RETURN_IF_ERROR(apply_io_options(o, &g));
+
+  PassOptions popts;
+  popts.fusion = opts.run_passes;
+  popts.precision = opts.precision;
+  std::vector<PassStat> pass_stats;
+  ORKNN_RETURN_IF_ERROR(run_graph_passes(g, popts, &pass_stats));
+  ORKNN_RETURN_IF_ERROR(reinfer_graph(g));
+  Status st = verify_graph(g);
+  if (!st.ok())
+    return Status(st.code(), "the converted graph failed verification (a converter bug; please report it "
+                             "with the model): " + st.message());
+
+  if (report) {
+    report->opset = stats.opset;
+    report->ir_version = stats.ir_version;
+    report->producer = stats.producer;
+    report->onnx_nodes = stats.onnx_nodes;
+    report->nodes_folded_at_import = stats.nodes_folded;
+    report->passes = pass_stats;
+  }
+  *out = std::move(g);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status parse_dims(const std::string& text, Shape* out) {
+  out->clear();
+  for (const std::string& p : split_list(text)) {
+    errno = 0;
+    char* end = nullptr;
+    long long v = std::strtoll(p.c_str(), &end, 10);
+    if (p.empty() || *end != '\0' || errno != 0 || v <= 0)
+      return ORKNN_ERR(kInvalidParam, "'%s' is not a list of positive integers (d0,d1,...): bad item '%s'",
+                       text.c_str(), p.c_str());
+    out->push_back(v);
+  }
+  return Status::Ok();
+}
+
+Status parse_floats(const std::string& text, std::vector<float>* out) {
+  out->clear();
+  for (const std::string& p : split_list(text)) {
+    errno = 0;
+    char* end = nullptr;
+    float v = std::strtof(p.c_str(), &end);
+    if (p.empty() || *end != '\0' || errno != 0 || !std::isfinite(v))
+      return ORKNN_ERR(kInvalidParam, "'%s' is not a list of numbers (v1,v2,...): bad item '%s'", text.c_str(), p.c_str());
+    out->push_back(v);
+  }
+  return Status::Ok();
+}
+
+Status apply_io_options(const ConvertOptions& opts, Graph* g) {
+  const PlatformInfo* p = find_platform(opts.platform);
+  if (!p) {
+    std::string names;
+    for (const auto& n : platform_names()) names += (names.empty() ? "" : ", ") + n;
+    return ORKNN_ERR(kInvalidParam, "unknown target platform '%s' (supported: %s)", opts.platform.c_str(), names.c_str());
+  }
+  g->platform = p->name;
+  if (opts.custom_string.size() > kMaxCustomString)
+    return ORKNN_ERR(kInvalidParam, "custom string is %zu bytes; at most %zu fit (rknn_custom_string)",
+                     opts.custom_string.size(), kMaxCustomString);
+  g->custom_string = opts.custom_string;
+  g->precision = opts.precision;
+
+  for (const auto* m : {&opts.mean_values, &opts.std_values}) {
+    for (const auto& kv : *m) {
+      if (kv.first.empty()) continue;
+      bool found = false;
+      for (const GraphInput& in : g->inputs) found |= g->tensor(in.tensor).name == kv.first;
+      if (!found)
+        return ORKNN_ERR(kInvalidParam, "%s names '%s', which is not an input of the model (inputs: %s)",
+                         m == &opts.mean_values ? "mean_values" : "std_values", kv.first.c_str(), input_names(*g).c_str());
+    }
+  }
+  for (GraphInput& in : g->inputs) {
+    const Tensor& t = g->tensor(in.tensor);
+    bool mean_shared = false, std_shared = false;
+    const std::vector<float>* mean = lookup(opts.mean_values, t.name, &mean_shared);
+    const std::vector<float>* stdv = lookup(opts.std_values, t.name, &std_shared);
+    // Values given for "every input" skip inputs that are not float images (ids, masks, ...).
+    if (!is_float(t.dtype)) {
+      if ((mean && !mean_shared) || (stdv && !std_shared))
+        return ORKNN_ERR(kInvalidParam, "mean/std values for input '%s' cannot apply: it is %s, not float",
+                         t.name.c_str(), dtype_name(t.dtype));
+      continue;
+    }
+    in.mean.clear();
+    in.std.clear();
+    if (mean) {
+      ORKNN_RETURN_IF_ERROR(check_norm_values("mean_values", *mean, t));
+      in.mean = *mean;
+    }
+    if (stdv) {
+      ORKNN_RETURN_IF_ERROR(check_norm_values("std_values", *stdv, t));
+      for (float s : *stdv)
+        if (s == 0.f) return ORKNN_ERR(kInvalidParam, "std_values for input '%s' holds a 0", t.name.c_str());
+      in.std = *stdv;
+    }
+    // The I/O contract always carries both when either is given.
+    if (!in.mean.empty() && in.std.empty()) in.std = {1.f};
+    if (!in.std.empty() && in.mean.empty()) in.mean = {0.f};
+  }
+  return Status::Ok();
+}
+
+Status convert_onnx_bytes(const void* data, size_t size, const ConvertOptions& opts, Graph* out,
+                          ConvertReport* report) {
+  onnx::ModelProto model;
+  ORKNN_RETURN_IF_ERROR(onnx_import::parse_model_proto(data, size, &model));
+  return convert_model(model, "", opts, out, report);
+}
+
+Status convert_onnx_bytes(const void* data, size_t size, const ConvertOptions& opts, Graph* out) {
+  return convert_onnx_bytes(data, size, opts, out, nullptr);
+}
+
+Status convert_onnx(const std::string& onnx_path, const ConvertOptions& opts, Graph* out, ConvertReport* report) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(onnx_path, ec))
+    return ORKNN_ERR(kInvalidParam, "'%s' is a directory, not an ONNX file", onnx_path.c_str());
+  std::ifstream f(onnx_path, std::ios::binary | std::ios::ate);
+  if (!f) return ORKNN_ERR(kInvalidParam, "cannot open ONNX file '%s'", onnx_path.c_str());
+  const std::streamoff size = f.tellg();
+  if (size < 0) return ORKNN_ERR(kInvalidParam, "cannot read ONNX file '%s'", onnx_path.c_str());
+  std::string bytes(static_cast<size_t>(size), '\0');
+  f.seekg(0);
+  if (size > 0 && !f.read(bytes.data(), size))
+    return ORKNN_ERR(kInvalidParam, "cannot read ONNX file '%s'", onnx_path.c_str());
+  f.close();
+  onnx::ModelProto model;
+  Status st = onnx_import::parse_model_proto(bytes.data(), bytes.size(), &model);
+  std::string().swap(bytes);  // the parsed model holds its own copy of everything
+  if (!st.ok()) return Status(st.code(), onnx_path + ": " + st.message());
+  std::filesystem::path dir = std::filesystem::path(onnx_path).parent_path();
+  if (dir.empty()) dir = ".";
+  return convert_model(model, dir.string(), opts, out, report);
+}
+
+Status convert_onnx(const std::string& onnx_path, const ConvertOptions& opts, Graph* out) {
+  return convert_onnx(onnx_path, opts, out, nullptr);
+}
+
+}  // namespace orknn

@@ -1,0 +1,29 @@
+// Cast keeps "to" as the ONNX enum. Float types the IR computes as float32 (float16, bfloat16,
+// double) are cast to float32; uint64 to int64.
+#include "converter/onnx/mapper.h"
+#include "converter/onnx/tensor_proto.h"
+
+namespace orknn::onnx_import {
+
+Status map_Cast(MapContext& ctx) {
+  Node n;
+  ORKNN_RETURN_IF_ERROR(default_node(ctx, OpId::Cast, &n));
+  if (!n.attrs.has("to")) return ctx.error("attribute 'to' is missing");
+  const int64_t to = n.attrs.get_int("to", 0);
+  DType dt;
+  if (!dtype_from_onnx(static_cast<int>(to), &dt))
+    return ctx.unsupported("cast to %s is not supported", onnx_type_name(static_cast<int>(to)));
+  switch (to) {
+    case onnx::TensorProto::FLOAT16: case onnx::TensorProto::BFLOAT16: case onnx::TensorProto::DOUBLE:
+      n.attrs.set_int("to", onnx::TensorProto::FLOAT);
+      break;
+    case onnx::TensorProto::UINT64:
+      n.attrs.set_int("to", onnx::TensorProto::INT64);
+      break;
+    default:
+      break;
+  }
+  return ctx.emit(std::move(n));
+}
+
+}  // namespace orknn::onnx_import

@@ -1,0 +1,148 @@
+// Reference kernels of the data movement ops: Concat Split Slice Transpose Expand Tile. Any
+// dtype: elements are moved by size.
+#include <cstring>
+
+#include "kernels/kernel.h"
+#include "kernels/ref/strided_loop.h"
+
+namespace orknn {
+namespace {
+
+// Sizes around `axis`: outer = product of the dims before it, inner = product after it.
+void split_dims(const Shape& s, size_t axis, int64_t* outer, int64_t* inner) {
+  *outer = 1;
+  *inner = 1;
+  for (size_t d = 0; d < axis; ++d) *outer *= s[d];
+  for (size_t d = axis + 1; d < s.size(); ++d) *inner *= s[d];
+}
+
+void concat_kernel(const KernelContext& ctx) {
+  const Tensor& out = ctx.out_tensor(0);
+  const size_t axis = static_cast<size_t>(ctx.node->attrs.get_int("axis", 0));
+  const size_t es = dtype_size(out.dtype);
+  int64_t outer = 0, inner = 0;
+  split_dims(out.shape, axis, &outer, &inner);
+  const size_t out_row = static_cast<size_t>(out.shape[axis] * inner) * es;
+  uint8_t* dst = ctx.out<uint8_t>(0);
+  size_t offset = 0;
+  for (size_t i = 0; i < ctx.node->inputs.size(); ++i) {
+    const size_t row = static_cast<size_t>(ctx.in_tensor(i).shape[axis] * inner) * es;
+    const uint8_t* src = ctx.in<uint8_t>(i);
+    if (row) {
+      for (int64_t o = 0; o < outer; ++o)
+        std::memcpy(dst + static_cast<size_t>(o) * out_row + offset, src + static_cast<size_t>(o) * row, row);
+    }
+    offset += row;
+  }
+}
+
+void split_kernel(const KernelContext& ctx) {
+  const Tensor& in = ctx.in_tensor(0);
+  const size_t axis = static_cast<size_t>(ctx.node->attrs.get_int("axis", 0));
+  const size_t es = dtype_size(in.dtype);
+  int64_t outer = 0, inner = 0;
+  split_dims(in.shape, axis, &outer, &inner);
+  const size_t in_row = static_cast<size_t>(in.shape[axis] * inner) * es;
+  const uint8_t* src = ctx.in<uint8_t>(0);
+  const std::vector<int64_t> split = ctx.node->attrs.get_ints("split");
+  size_t offset = 0;
+  for (size_t i = 0; i < split.size() && i < ctx.outputs.size(); ++i) {
+    const size_t row = static_cast<size_t>(split[i] * inner) * es;
+    uint8_t* dst = static_cast<uint8_t*>(ctx.outputs[i]);
+    if (dst && row) {
+      for (int64_t o = 0; o < outer; ++o)
+        std::memcpy(dst + static_cast<size_t>(o) * row, src + static_cast<size_t>(o) * in_row + offset, row);
+    }
+    offset += row;
+  }
+}
+
+// Operand 0 walks the output densely, operand 1 the input with the strides set by a subclass.
+class CopyLoopKernel : public Kernel {
+ public:
+  void run(const KernelContext& ctx) override {
+    strided_copy(loop_, ctx.outputs[0], ctx.inputs[0], dtype_size(ctx.in_tensor(0).dtype));
+  }
+
+ protected:
+  StridedLoop loop_;
+};
+
+class SliceKernel : public CopyLoopKernel {
+ public:
+  Status prepare(const KernelContext& ctx) override {
+    const Shape& in = ctx.in_tensor(0).shape;
+    const Shape& out = ctx.out_tensor(0).shape;
+    const std::vector<int64_t> starts = ctx.node->attrs.get_ints("starts");
+    const std::vector<int64_t> steps = ctx.node->attrs.get_ints("steps");
+    if (starts.size() != in.size() || steps.size() != in.size())
+      return ORKNN_ERR(kInvalidModel, "Slice node '%s': starts/steps are not normalised (run infer first)",
+                       ctx.node->name.c_str());
+    std::vector<int64_t> in_strides = dense_strides(in);
+    int64_t base = 0;
+    for (size_t d = 0; d < in.size(); ++d) {
+      if (out[d] > 0) base += starts[d] * in_strides[d];  // a start may equal dim when nothing is taken
+      in_strides[d] *= steps[d];
+    }
+    loop_.init(out, {dense_strides(out), in_strides}, {0, base});
+    return Status::Ok();
+  }
+};
+
+class TransposeKernel : public CopyLoopKernel {
+ public:
+  Status prepare(const KernelContext& ctx) override {
+    const Shape& in = ctx.in_tensor(0).shape;
+    const Shape& out = ctx.out_tensor(0).shape;
+    const std::vector<int64_t> perm = ctx.node->attrs.get_ints("perm");
+    const std::vector<int64_t> dense = dense_strides(in);
+    std::vector<int64_t> in_strides(out.size());
+    for (size_t d = 0; d < out.size(); ++d) in_strides[d] = dense[static_cast<size_t>(perm[d])];
+    loop_.init(out, {dense_strides(out), in_strides});
+    return Status::Ok();
+  }
+};
+
+class ExpandKernel : public CopyLoopKernel {
+ public:
+  Status prepare(const KernelContext& ctx) override {
+    const Shape& out = ctx.out_tensor(0).shape;
+    loop_.init(out, {dense_strides(out), broadcast_strides(ctx.in_tensor(0).shape, out)});
+    return Status::Ok();
+  }
+};
+
+// Tile iterates the space [r0, d0, r1, d1, ...]: output coordinate k is r_k * d_k + i_k, the
+// input coordinate is i_k.
+class TileKernel : public CopyLoopKernel {
+ public:
+  Status prepare(const KernelContext& ctx) override {
+    const Shape& in = ctx.in_tensor(0).shape;
+    const Shape& out = ctx.out_tensor(0).shape;
+    const std::vector<int64_t> repeats = ctx.node->attrs.get_ints("repeats");
+    const std::vector<int64_t> is = dense_strides(in), os = dense_strides(out);
+    Shape space;
+    std::vector<int64_t> out_strides, in_strides;
+    for (size_t d = 0; d < in.size(); ++d) {
+      space.push_back(repeats[d]);
+      out_strides.push_back(in[d] * os[d]);
+      in_strides.push_back(0);
+      space.push_back(in[d]);
+      out_strides.push_back(os[d]);
+      in_strides.push_back(is[d]);
+    }
+    loop_.init(space, {out_strides, in_strides});
+    return Status::Ok();
+  }
+};
+
+}  // namespace
+
+ORKNN_REGISTER_REF_KERNEL(Concat, concat_kernel);
+ORKNN_REGISTER_REF_KERNEL(Split, split_kernel);
+ORKNN_REGISTER_KERNEL(Slice, "ref", 0, nullptr, SliceKernel);
+ORKNN_REGISTER_KERNEL(Transpose, "ref", 0, nullptr, TransposeKernel);
+ORKNN_REGISTER_KERNEL(Expand, "ref", 0, nullptr, ExpandKernel);
+ORKNN_REGISTER_KERNEL(Tile, "ref", 0, nullptr, TileKernel);
+
+}  // namespace orknn

@@ -1,0 +1,119 @@
+// Reference Pad (any dtype, elements copied by size).
+//
+// Per axis, negative pads first crop the input to a kept range of length L; the output
+// coordinate o then maps to kept coordinate k = o - max(pad_begin, 0). When k is outside [0, L):
+//   constant: the element is "value" (converted to the dtype);
+//   edge:     k is clamped to [0, L - 1];
+//   reflect:  k is mirrored at the ends without repeating the edge (period 2 * (L - 1));
+//   wrap:     k is taken modulo L.
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/fp16.h"
+#include "kernels/kernel.h"
+
+namespace orknn {
+namespace {
+
+enum class PadMode { kConstant, kReflect, kEdge, kWrap };
+
+// `value` as one element of dtype `t` (integers truncate toward zero, as a C cast).
+void encode_value(float value, DType t, uint8_t* out) {
+  switch (t) {
+    case DType::kF32: std::memcpy(out, &value, 4); break;
+    case DType::kF16: { uint16_t v = fp32_to_fp16(value); std::memcpy(out, &v, 2); break; }
+    case DType::kI8: { int8_t v = static_cast<int8_t>(value); std::memcpy(out, &v, 1); break; }
+    case DType::kU8: { uint8_t v = static_cast<uint8_t>(value); std::memcpy(out, &v, 1); break; }
+    case DType::kBool: out[0] = value != 0.f ? 1 : 0; break;
+    case DType::kI16: { int16_t v = static_cast<int16_t>(value); std::memcpy(out, &v, 2); break; }
+    case DType::kU16: { uint16_t v = static_cast<uint16_t>(value); std::memcpy(out, &v, 2); break; }
+    case DType::kI32: { int32_t v = static_cast<int32_t>(value); std::memcpy(out, &v, 4); break; }
+    case DType::kU32: { uint32_t v = static_cast<uint32_t>(value); std::memcpy(out, &v, 4); break; }
+    case DType::kI64: { int64_t v = static_cast<int64_t>(value); std::memcpy(out, &v, 8); break; }
+  }
+}
+
+class PadRef : public Kernel {
+ public:
+  Status prepare(const KernelContext& ctx) override {
+    const Tensor& x = ctx.in_tensor(0);
+    const Attrs& at = ctx.node->attrs;
+    const std::vector<int64_t> pads = at.get_ints("pads");
+    const std::string mode = at.get_string("mode", "constant");
+    mode_ = mode == "reflect" ? PadMode::kReflect : mode == "edge" ? PadMode::kEdge : mode == "wrap" ? PadMode::kWrap : PadMode::kConstant;
+    const size_t rank = x.shape.size();
+    in_shape_ = x.shape;
+    out_shape_ = ctx.out_tensor(0).shape;
+    shift_.resize(rank);
+    crop_.resize(rank);
+    kept_.resize(rank);
+    for (size_t i = 0; i < rank; ++i) {
+      const int64_t begin = pads[i], end = pads[rank + i];
+      shift_[i] = begin > 0 ? begin : 0;
+      crop_[i] = begin < 0 ? -begin : 0;
+      kept_[i] = x.shape[i] - crop_[i] - (end < 0 ? -end : 0);
+    }
+    esize_ = dtype_size(x.dtype);
+    encode_value(at.get_float("value", 0.f), x.dtype, value_);
+    total_ = ctx.out_tensor(0).numel();
+    return Status::Ok();
+  }
+
+  void run(const KernelContext& ctx) override {
+    const uint8_t* x = ctx.in<uint8_t>(0);
+    uint8_t* y = ctx.out<uint8_t>(0);
+    const size_t rank = in_shape_.size();
+    for (int64_t e = 0; e < total_; ++e) {
+      // Decompose the output index from the last axis; build the source offset on the way.
+      int64_t rem = e, src = 0, stride = 1;
+      bool use_value = false;
+      for (size_t d = rank; d-- > 0;) {
+        const int64_t o = rem % out_shape_[d];
+        rem /= out_shape_[d];
+        int64_t k = o - shift_[d];
+        if (k < 0 || k >= kept_[d]) {
+          if (mode_ == PadMode::kConstant) {
+            use_value = true;
+            break;
+          }
+          k = map_outside(k, kept_[d]);
+        }
+        src += (k + crop_[d]) * stride;
+        stride *= in_shape_[d];
+      }
+      std::memcpy(y + e * esize_, use_value ? value_ : x + src * esize_, esize_);
+    }
+  }
+
+ private:
+  // Kept coordinate that an outside coordinate k of an axis of length len reads from.
+  int64_t map_outside(int64_t k, int64_t len) const {
+    switch (mode_) {
+      case PadMode::kEdge: return k < 0 ? 0 : len - 1;
+      case PadMode::kWrap: return ((k % len) + len) % len;
+      case PadMode::kReflect: {
+        if (len == 1) return 0;
+        const int64_t period = 2 * (len - 1);
+        int64_t m = ((k % period) + period) % period;
+        return m < len ? m : period - m;
+      }
+      case PadMode::kConstant: break;
+    }
+    return 0;
+  }
+
+  PadMode mode_ = PadMode::kConstant;
+  Shape in_shape_, out_shape_;
+  std::vector<int64_t> shift_, crop_, kept_;
+  size_t esize_ = 4;
+  uint8_t value_[8] = {};
+  int64_t total_ = 0;
+};
+
+}  // namespace
+
+ORKNN_REGISTER_KERNEL(Pad, "ref", 0, nullptr, PadRef);
+
+}  // namespace orknn

@@ -1,0 +1,239 @@
+// Reference Resize (float32 data, any rank): nearest, N-D linear and N-D cubic interpolation.
+//
+// Every axis is resampled independently into "taps" (input index, weight) per output
+// coordinate; an output element is the sum over all combinations of one tap per axis of
+// (w_axis0 * w_axis1 * ...) * x[indices].
+// Numerics: coordinates and tap weights are computed once in prepare() in double and each
+// weight is rounded to float32; in run() the weight product is formed in axis order in float32
+// and the terms are added in float32 in odometer order (last axis fastest), starting from the
+// first term. Zero-weight taps are dropped (so nearest copies exactly).
+//
+// Per axis, with input length in, output length out, scale s (attribute "scales"), the output
+// coordinate o maps to x_orig by coordinate_transformation_mode (ONNX definitions):
+//   half_pixel           (o + 0.5) / s - 0.5
+//   half_pixel_symmetric c * (1 - out / L) + (o + 0.5) / s - 0.5,  c = in / 2
+//   pytorch_half_pixel   out > 1 ? (o + 0.5) / s - 0.5 : 0
+//   align_corners        out > 1 ? o * (in - 1) / (L - 1) : 0
+//   asymmetric           o / s
+//   tf_half_pixel_for_nn (o + 0.5) / s
+//   tf_crop_and_resize   out > 1 ? start * (in - 1) + o * (end - start) * (in - 1) / (out - 1)
+//                                : 0.5 * (start + end) * (in - 1)
+//                        and x_orig outside [0, in - 1] gives extrapolation_value.
+// L is the unfloored resized length in * s (as the ONNX reference implementation uses it).
+// When s equals out / in in float32 (the scale came from "sizes", or is that exact ratio),
+// "/ s" is evaluated as "* in / out" and L = out, so that exact coordinates stay exact: the
+// float32 value of out / in would move, e.g., 0.5 * 3 - 0.5 = 1 to 0.99999994 and flip floor().
+// Then: nearest rounds x_orig by nearest_mode and clamps the index into [0, in - 1];
+// linear clamps x_orig into [0, in - 1] and uses floor(x) with weight 1 - r and floor(x) + 1
+// with weight r (r = x - floor(x)); cubic uses floor(x) - 1 .. floor(x) + 2 with the Keys
+// weights of cubic_coeff_a, indices clamped into [0, in - 1] (edge), or with exclude_outside
+// the weights of outside indices set to 0 and the rest divided by their sum.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.h"
+
+namespace orknn {
+namespace {
+
+struct Tap {
+  int64_t index;
+  float weight;
+};
+
+struct AxisTaps {
+  std::vector<Tap> taps;         // all taps of all output coordinates
+  std::vector<int64_t> first;    // taps of coordinate o: [first[o], first[o + 1])
+  std::vector<uint8_t> outside;  // tf_crop_and_resize: coordinate maps outside the input
+};
+
+struct AxisMap {
+  std::string ctm;
+  int64_t in = 1, out = 1;
+  float scale = 1.f;
+  double roi_start = 0, roi_end = 1;
+};
+
+double source_coordinate(const AxisMap& m, int64_t o) {
+  const bool exact_ratio = m.scale == static_cast<float>(m.out) / static_cast<float>(m.in);
+  const double in = static_cast<double>(m.in), out = static_cast<double>(m.out), s = m.scale;
+  const double length = exact_ratio ? out : in * s;
+  auto div_scale = [&](double v) { return exact_ratio ? v * in / out : v / s; };
+  const double x = static_cast<double>(o);
+  if (m.ctm == "half_pixel") return div_scale(x + 0.5) - 0.5;
+  if (m.ctm == "half_pixel_symmetric") {
+    const double offset = in / 2 * (1 - out / length);
+    return offset + div_scale(x + 0.5) - 0.5;
+  }
+  if (m.ctm == "pytorch_half_pixel") return m.out > 1 ? div_scale(x + 0.5) - 0.5 : 0.0;
+  if (m.ctm == "align_corners") return m.out > 1 ? x * (in - 1) / (length - 1) : 0.0;
+  if (m.ctm == "asymmetric") return div_scale(x);
+  if (m.ctm == "tf_half_pixel_for_nn") return div_scale(x + 0.5);
+  // tf_crop_and_resize
+  if (m.out > 1) return m.roi_start * (in - 1) + x * (m.roi_end - m.roi_start) * (in - 1) / (out - 1);
+  return 0.5 * (m.roi_start + m.roi_end) * (in - 1);
+}
+
+int64_t nearest_index(const std::string& nearest_mode, double x) {
+  double r;
+  if (nearest_mode == "floor") {
+    r = std::floor(x);
+  } else if (nearest_mode == "ceil") {
+    r = std::ceil(x);
+  } else if (nearest_mode == "round_prefer_ceil") {
+    r = std::floor(x + 0.5);
+  } else {  // round_prefer_floor
+    r = std::ceil(x - 0.5);
+  }
+  return static_cast<int64_t>(r);
+}
+
+int64_t clamp_index(int64_t i, int64_t in) { return i < 0 ? 0 : (i >= in ? in - 1 : i); }
+
+// Keys cubic convolution weights of the 4 neighbours floor(x) - 1 .. floor(x) + 2, t = x - floor(x).
+void cubic_weights(double t, double a, double w[4]) {
+  const double t1 = t + 1, u = 1 - t, u1 = 2 - t;
+  w[0] = ((a * t1 - 5 * a) * t1 + 8 * a) * t1 - 4 * a;
+  w[1] = ((a + 2) * t - (a + 3)) * t * t + 1;
+  w[2] = ((a + 2) * u - (a + 3)) * u * u + 1;
+  w[3] = ((a * u1 - 5 * a) * u1 + 8 * a) * u1 - 4 * a;
+}
+
+class ResizeRef : public Kernel {
+ public:
+  Status prepare(const KernelContext& ctx) override {
+    const Attrs& at = ctx.node->attrs;
+    in_shape_ = ctx.in_tensor(0).shape;
+    out_shape_ = ctx.out_tensor(0).shape;
+    const size_t rank = in_shape_.size();
+    const std::string mode = at.get_string("mode", "nearest");
+    const std::string ctm = at.get_string("coordinate_transformation_mode", "half_pixel");
+    const std::string nearest_mode = at.get_string("nearest_mode", "round_prefer_floor");
+    const double cubic_a = at.get_float("cubic_coeff_a", -0.75f);
+    const bool exclude_outside = at.get_int("exclude_outside", 0) != 0;
+    extrapolation_value_ = at.get_float("extrapolation_value", 0.f);
+    const std::vector<float> scales = at.get_floats("scales");
+    const std::vector<float> roi = at.get_floats("roi");
+    const bool crop = ctm == "tf_crop_and_resize";
+
+    axes_.assign(rank, AxisTaps());
+    for (size_t d = 0; d < rank; ++d) {
+      AxisTaps& ax = axes_[d];
+      const int64_t in = in_shape_[d], out = out_shape_[d];
+      AxisMap map;
+      map.ctm = ctm;
+      map.in = in;
+      map.out = out;
+      map.scale = scales[d];
+      if (crop) {
+        map.roi_start = roi[d];
+        map.roi_end = roi[rank + d];
+      }
+      for (int64_t o = 0; o < out; ++o) {
+        ax.first.push_back(static_cast<int64_t>(ax.taps.size()));
+        const double x = source_coordinate(map, o);
+        const bool outside = crop && (x < 0 || x > static_cast<double>(in - 1));
+        ax.outside.push_back(outside ? 1 : 0);
+        if (outside) continue;
+        if (mode == "nearest") {
+          ax.taps.push_back({clamp_index(nearest_index(nearest_mode, x), in), 1.f});
+        } else if (mode == "linear") {
+          const double xc = x < 0 ? 0 : (x > static_cast<double>(in - 1) ? static_cast<double>(in - 1) : x);
+          const int64_t i0 = static_cast<int64_t>(std::floor(xc));
+          const double r = xc - static_cast<double>(i0);
+          add_tap(&ax, i0, 1 - r);
+          add_tap(&ax, clamp_index(i0 + 1, in), r);
+        } else {  // cubic
+          const int64_t i0 = static_cast<int64_t>(std::floor(x));
+          double w[4];
+          cubic_weights(x - static_cast<double>(i0), cubic_a, w);
+          if (exclude_outside) {
+            double sum = 0;
+            for (int j = 0; j < 4; ++j) {
+              const int64_t i = i0 - 1 + j;
+              if (i < 0 || i >= in) w[j] = 0;
+              sum += w[j];
+            }
+            for (int j = 0; j < 4; ++j) w[j] /= sum;
+          }
+          for (int j = 0; j < 4; ++j) add_tap(&ax, clamp_index(i0 - 1 + j, in), w[j]);
+        }
+        // The run loop needs at least one tap per coordinate.
+        if (static_cast<int64_t>(ax.taps.size()) == ax.first.back()) ax.taps.push_back({0, 0.f});
+      }
+      ax.first.push_back(static_cast<int64_t>(ax.taps.size()));
+    }
+    in_strides_.assign(rank, 1);
+    for (size_t d = rank - 1; d-- > 0;) in_strides_[d] = in_strides_[d + 1] * in_shape_[d + 1];
+    coord_.assign(rank, 0);
+    tap_pos_.assign(rank, 0);
+    total_ = ctx.out_tensor(0).numel();
+    return Status::Ok();
+  }
+
+  void run(const KernelContext& ctx) override {
+    const float* x = ctx.in<float>(0);
+    float* y = ctx.out<float>(0);
+    const size_t rank = in_shape_.size();
+    for (int64_t e = 0; e < total_; ++e) {
+      int64_t rem = e;
+      bool outside = false;
+      for (size_t d = rank; d-- > 0;) {
+        coord_[d] = rem % out_shape_[d];
+        rem /= out_shape_[d];
+        outside = outside || axes_[d].outside[static_cast<size_t>(coord_[d])];
+      }
+      if (outside) {
+        y[e] = extrapolation_value_;
+        continue;
+      }
+      for (size_t d = 0; d < rank; ++d) tap_pos_[d] = axes_[d].first[static_cast<size_t>(coord_[d])];
+      float acc = 0.f;
+      bool first_term = true;
+      while (true) {
+        float w = 1.f;
+        int64_t offset = 0;
+        for (size_t d = 0; d < rank; ++d) {
+          const Tap& t = axes_[d].taps[static_cast<size_t>(tap_pos_[d])];
+          w *= t.weight;
+          offset += t.index * in_strides_[d];
+        }
+        const float term = w * x[offset];
+        acc = first_term ? term : acc + term;
+        first_term = false;
+        // Odometer over the taps, last axis fastest.
+        size_t d = rank;
+        while (d-- > 0) {
+          const size_t c = static_cast<size_t>(coord_[d]);
+          if (++tap_pos_[d] < axes_[d].first[c + 1]) break;
+          tap_pos_[d] = axes_[d].first[c];
+        }
+        if (d == static_cast<size_t>(-1)) break;  // every axis wrapped: all combinations done
+      }
+      y[e] = acc;
+    }
+  }
+
+ private:
+  // Appends a tap unless its weight is zero (clamping may repeat an index: that is just
+  // another term).
+  static void add_tap(AxisTaps* ax, int64_t index, double weight) {
+    const float w = static_cast<float>(weight);
+    if (w == 0.f) return;
+    ax->taps.push_back({index, w});
+  }
+
+  Shape in_shape_, out_shape_;
+  std::vector<AxisTaps> axes_;
+  std::vector<int64_t> in_strides_, coord_, tap_pos_;
+  float extrapolation_value_ = 0.f;
+  int64_t total_ = 0;
+};
+
+}  // namespace
+
+ORKNN_REGISTER_KERNEL(Resize, "ref", 0, nullptr, ResizeRef);
+
+}  // namespace orknn

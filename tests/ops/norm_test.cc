@@ -1,0 +1,200 @@
+// LayerNormalization and InstanceNormalization: every axis / rank against double formulas
+// written here (including broadcast Scale/B), ONNX-style hand values, and error cases.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "graph/ir.h"
+#include "testutil/op_harness.h"
+
+namespace orknn {
+namespace {
+
+using test::OpResult;
+using test::TensorData;
+
+int64_t numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+// Value of a tensor of shape `s` broadcast (numpy, right-aligned) at the multi-index `idx` of `target`.
+float broadcast_at(const std::vector<float>& v, const Shape& s, const std::vector<int64_t>& idx) {
+  int64_t off = 0;
+  const size_t shift = idx.size() - s.size();
+  for (size_t i = 0; i < s.size(); ++i) off = off * s[i] + (s[i] == 1 ? 0 : idx[shift + i]);
+  return v[static_cast<size_t>(off)];
+}
+
+std::vector<double> naive_layernorm(const Shape& xs, size_t axis, const std::vector<float>& x, const Shape& ss,
+                                    const std::vector<float>& scale, const Shape& bs, const std::vector<float>& bias,
+                                    double eps) {
+  const Shape norm_shape(xs.begin() + static_cast<long>(axis), xs.end());
+  const int64_t len = numel(norm_shape), groups = numel(xs) / len;
+  std::vector<double> y(x.size());
+  for (int64_t g = 0; g < groups; ++g) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < len; ++i) mean += x[static_cast<size_t>(g * len + i)];
+    mean /= static_cast<double>(len);
+    for (int64_t i = 0; i < len; ++i) var += std::pow(x[static_cast<size_t>(g * len + i)] - mean, 2);
+    var /= static_cast<double>(len);
+    for (int64_t i = 0; i < len; ++i) {
+      std::vector<int64_t> idx(norm_shape.size());
+      int64_t rem = i;
+      for (size_t d = norm_shape.size(); d-- > 0;) { idx[d] = rem % norm_shape[d]; rem /= norm_shape[d]; }
+      const double s = broadcast_at(scale, ss, idx);
+      const double b = bias.empty() ? 0.0 : broadcast_at(bias, bs, idx);
+      y[static_cast<size_t>(g * len + i)] = (x[static_cast<size_t>(g * len + i)] - mean) / std::sqrt(var + eps) * s + b;
+    }
+  }
+  return y;
+}
+
+TEST(LayerNormRef, EveryAxisAndBroadcast) {
+  uint32_t seed = 21;
+  for (const Shape& xs : {Shape{6}, Shape{3, 5}, Shape{2, 3, 4}, Shape{2, 2, 3, 4}}) {
+    const int64_t rank = static_cast<int64_t>(xs.size());
+    for (int64_t axis = -rank; axis < rank; ++axis) {
+      const size_t ax = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+      const Shape norm_shape(xs.begin() + static_cast<long>(ax), xs.end());
+      // Scale: full normalized shape, or its last dim only (broadcast), or a single value.
+      std::vector<Shape> scale_shapes = {norm_shape, Shape{norm_shape.back()}, Shape{1}};
+      for (size_t si = 0; si < scale_shapes.size(); ++si) {
+        for (int bias_kind = 0; bias_kind < 3; ++bias_kind) {  // none, full, broadcast
+          const Shape ss = scale_shapes[si];
+          Shape bs;
+          if (bias_kind == 1) bs = norm_shape;
+          if (bias_kind == 2) { bs = norm_shape; bs[0] = 1; }
+          const float eps = (seed % 2) ? 1e-5f : 0.5f;
+          SCOPED_TRACE(shape_str(xs) + " axis=" + std::to_string(axis) + " scale=" + shape_str(ss) + " bias=" +
+                       (bias_kind ? shape_str(bs) : "none"));
+          std::vector<float> x = test::random_floats(static_cast<size_t>(numel(xs)), seed, -3.f, 3.f);
+          std::vector<float> scale = test::random_floats(static_cast<size_t>(numel(ss)), seed + 1, 0.5f, 1.5f);
+          std::vector<float> bias = bias_kind ? test::random_floats(static_cast<size_t>(numel(bs)), seed + 2) : std::vector<float>{};
+          ++seed;
+          Attrs a;
+          if (axis != -1) a.set_int("axis", axis);
+          if (eps != 1e-5f) a.set_float("epsilon", eps);
+          std::vector<TensorData> in = {TensorData::f32(xs, x), TensorData::f32(ss, scale, true)};
+          if (bias_kind) in.push_back(TensorData::f32(bs, bias, true));
+          OpResult r = test::run_op(OpId::LayerNormalization, a, in, 1);
+          ASSERT_TRUE(r.status.ok()) << r.status.message();
+          ASSERT_EQ(r.outputs[0].shape, xs);
+          std::vector<double> want = naive_layernorm(xs, ax, x, ss, scale, bs, bias, eps);
+          std::vector<float> got = r.outputs[0].as<float>();
+          for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 2e-5 * (1 + std::fabs(want[i]))) << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(LayerNormRef, HandComputed) {
+  // Row [1, 2, 3, 4]: mean 2.5, var 1.25; epsilon 0 -> (x - 2.5) / sqrt(1.25).
+  Attrs a;
+  a.set_float("epsilon", 0.f);
+  OpResult r = test::run_op(OpId::LayerNormalization, a,
+                            {TensorData::f32({1, 4}, {1, 2, 3, 4}), TensorData::f32({4}, {1, 1, 2, 2}), TensorData::f32({4}, {0, 0, 0, 1})}, 1);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  const double k = 1.0 / std::sqrt(1.25);
+  std::vector<float> y = r.outputs[0].as<float>();
+  EXPECT_NEAR(y[0], -1.5 * k, 1e-6);
+  EXPECT_NEAR(y[1], -0.5 * k, 1e-6);
+  EXPECT_NEAR(y[2], 2 * 0.5 * k, 1e-6);
+  EXPECT_NEAR(y[3], 2 * 1.5 * k + 1, 1e-6);
+}
+
+TEST(InstanceNormRef, Ranks) {
+  uint32_t seed = 31;
+  for (const Shape& xs : {Shape{2, 3, 5}, Shape{2, 3, 4, 3}, Shape{1, 2, 2, 3, 2}, Shape{3, 1, 1, 1}}) {
+    SCOPED_TRACE(shape_str(xs));
+    const int64_t c = xs[1], len = numel(xs) / (xs[0] * c);
+    std::vector<float> x = test::random_floats(static_cast<size_t>(numel(xs)), seed, -2.f, 4.f);
+    std::vector<float> scale = test::random_floats(static_cast<size_t>(c), seed + 1);
+    std::vector<float> bias = test::random_floats(static_cast<size_t>(c), seed + 2);
+    ++seed;
+    Attrs a;
+    a.set_float("epsilon", 1e-3f);
+    OpResult r = test::run_op(OpId::InstanceNormalization, a,
+                              {TensorData::f32(xs, x), TensorData::f32({c}, scale, true), TensorData::f32({c}, bias, true)}, 1);
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+    ASSERT_EQ(r.outputs[0].shape, xs);
+    std::vector<float> got = r.outputs[0].as<float>();
+    for (int64_t p = 0; p < xs[0] * c; ++p) {
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < len; ++i) mean += x[static_cast<size_t>(p * len + i)];
+      mean /= static_cast<double>(len);
+      for (int64_t i = 0; i < len; ++i) var += std::pow(x[static_cast<size_t>(p * len + i)] - mean, 2);
+      var /= static_cast<double>(len);
+      const size_t ch = static_cast<size_t>(p % c);
+      for (int64_t i = 0; i < len; ++i) {
+        const double want = scale[ch] * (x[static_cast<size_t>(p * len + i)] - mean) / std::sqrt(var + 1e-3) + bias[ch];
+        ASSERT_NEAR(got[static_cast<size_t>(p * len + i)], want, 1e-5 * (1 + std::fabs(want))) << p << " " << i;
+      }
+    }
+  }
+}
+
+void expect_error(OpId op, const std::vector<std::pair<Shape, DType>>& inputs, const Attrs& a, const std::string& fragment,
+                  int outputs = 1) {
+  Graph g;
+  Node n;
+  n.name = "node_under_test";
+  n.op = op;
+  n.attrs = a;
+  for (size_t i = 0; i < inputs.size(); ++i) n.inputs.push_back(g.add_tensor("in" + std::to_string(i), inputs[i].first, inputs[i].second));
+  for (int i = 0; i < outputs; ++i) n.outputs.push_back(g.add_tensor("out" + std::to_string(i), {}, DType::kF32));
+  Status s = find_op(op)->infer(g, n);
+  EXPECT_FALSE(s.ok()) << "expected an error containing '" << fragment << "'";
+  EXPECT_EQ(s.code(), StatusCode::kInvalidModel);
+  EXPECT_NE(s.message().find("node_under_test"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find(fragment), std::string::npos) << s.message();
+}
+
+TEST(LayerNormInfer, Errors) {
+  const DType f = DType::kF32;
+  Attrs none;
+  expect_error(OpId::LayerNormalization, {{{2, 4}, f}}, none, "inputs");
+  expect_error(OpId::LayerNormalization, {{{2, 4}, f}, {{4}, f}}, none, "Mean and InvStdDev", 3);
+  expect_error(OpId::LayerNormalization, {{{2, 4}, f}, {{3}, f}}, none, "Scale");
+  expect_error(OpId::LayerNormalization, {{{2, 4}, f}, {{4}, f}, {{2, 4}, f}}, none, "B");
+  expect_error(OpId::LayerNormalization, {{{2, 4}, DType::kI8}, {{4}, f}}, none, "float32");
+  Attrs ax;
+  ax.set_int("axis", 2);
+  expect_error(OpId::LayerNormalization, {{{2, 4}, f}, {{4}, f}}, ax, "axis");
+  Attrs st;
+  st.set_int("stash_type", 0);
+  expect_error(OpId::LayerNormalization, {{{2, 4}, f}, {{4}, f}}, st, "stash_type");
+}
+
+TEST(LayerNormInfer, NormalisesAndAcceptsAbsentExtraOutputs) {
+  Graph g;
+  Node n;
+  n.name = "ln";
+  n.op = OpId::LayerNormalization;
+  n.inputs = {g.add_tensor("x", {2, 3, 4}, DType::kF32), g.add_tensor("s", {3, 4}, DType::kF32)};
+  n.outputs = {g.add_tensor("y", {}, DType::kF32), -1, -1};
+  n.attrs.set_int("axis", -2);
+  ASSERT_TRUE(infer_LayerNormalization(g, n).ok());
+  EXPECT_EQ(n.attrs.get_int("axis", -9), 1);
+  EXPECT_FLOAT_EQ(n.attrs.get_float("epsilon", 0), 1e-5f);
+  ASSERT_TRUE(infer_LayerNormalization(g, n).ok());
+  EXPECT_EQ(n.attrs.get_int("axis", -9), 1);
+  EXPECT_EQ(g.tensor(n.outputs[0]).shape, (Shape{2, 3, 4}));
+}
+
+TEST(InstanceNormInfer, Errors) {
+  const DType f = DType::kF32;
+  Attrs none;
+  expect_error(OpId::InstanceNormalization, {{{2, 3, 4}, f}, {{3}, f}}, none, "inputs");
+  expect_error(OpId::InstanceNormalization, {{{2, 3}, f}, {{3}, f}, {{3}, f}}, none, "rank");
+  expect_error(OpId::InstanceNormalization, {{{2, 3, 4}, f}, {{4}, f}, {{3}, f}}, none, "scale");
+  expect_error(OpId::InstanceNormalization, {{{2, 3, 4}, f}, {{3}, f}, {{1, 3}, f}}, none, "B");
+  expect_error(OpId::InstanceNormalization, {{{2, 3, 4}, DType::kU8}, {{3}, f}, {{3}, f}}, none, "float32");
+}
+
+}  // namespace
+}  // namespace orknn
