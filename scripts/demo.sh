@@ -19,9 +19,8 @@ echo "== converting $(basename "$MODEL") =="
 "$BUILD/rknn_convert" "$MODEL" -o "$WORK/cls.rknn" -t rk3588 --input-shape x=1,3,48,192 \
   --mean 127.5,127.5,127.5 --std 127.5,127.5,127.5 --custom-string "OpenRKNN demo: text orientation"
 
-FONT=$(fc-match -f '%{file}' 'DejaVu Sans' 2>/dev/null || echo /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf)
-convert -size 192x48 xc:white -font "$FONT" -pointsize 26 -fill black -annotate +6+34 'OpenRKNN 2026' "$WORK/upright.ppm"
-convert "$WORK/upright.ppm" -rotate 180 "$WORK/upside_down.ppm"
+/usr/bin/python3 "$ROOT/examples/render_text.py" "Hello RKNN 2026" "$WORK/upright.ppm"
+/usr/bin/python3 "$ROOT/examples/render_text.py" "Hello RKNN 2026" "$WORK/upside_down.ppm" --upside-down
 
 for pic in upright upside_down; do
   echo "== $pic text =="

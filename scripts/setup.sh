@@ -15,7 +15,7 @@ PACKAGES=(
   libonnx-testdata                                      # ONNX backend node tests
   python3-torch python3-torchvision python3-onnx python3-numpy   # test model export
   nodejs npm                                            # ONNX Runtime reference
-  fonts-dejavu-core imagemagick                         # rendered text for the OCR tests
+  fonts-dejavu-core python3-pil                         # rendered text (OCR tests, demo)
 )
 
 missing=()

@@ -214,7 +214,7 @@ TEST(OpsetVariants, SplitAttributeInputAndNumOutputs) {
 TEST(OpsetVariants, PadAttributesVsInputs) {
   const std::vector<float> want = {9, 1, 2, 9, 9};
   {
-    B b(2 + 5);  // Pad-2 semantics hold until opset 11; opset 7 is our minimum
+    B b(7);  // Pad-2 form (attributes) holds until opset 11; opset 7 is our minimum
     b.input("x", {2});
     auto* n = b.node("Pad", {"x"}, {"y"});
     B::attr_ints(n, "pads", {1, 2});
@@ -334,6 +334,28 @@ TEST(OpsetVariants, DropoutSumAndComparisonsMapToIrOps) {
   EXPECT_EQ(out[3], (std::vector<uint8_t>{1, 1, 0}));
   EXPECT_EQ(out[4], (std::vector<uint8_t>{1, 1, 1}));  // inference mask: all kept
   EXPECT_EQ(count_op(g, OpId::Dropout), 0);
+}
+
+TEST(OpsetVariants, SizeCastLikeReduceSumSquare) {
+  B b(15);
+  b.input("x", {2, 3});
+  b.input("ids", {2}, onnx::TensorProto::INT64);
+  b.node("Size", {"x"}, {"n"});
+  b.node("CastLike", {"n", "x"}, {"nf"});
+  auto* r = b.node("ReduceSumSquare", {"x"}, {"ss"});
+  B::attr_ints(r, "axes", {1});
+  B::attr_i(r, "keepdims", 0);
+  b.node("Add", {"ss", "nf"}, {"y"});
+  b.node("CastLike", {"x", "ids"}, {"xi"});
+  b.output("y");
+  b.output("xi");
+  Graph g;
+  ASSERT_OK(convert(b, &g));
+  std::vector<std::vector<uint8_t>> out;
+  ASSERT_OK(run_graph(g, {to_bytes(std::vector<float>{1, 2, 3, -1, 0, 2}), to_bytes(std::vector<int64_t>{0, 0})}, &out));
+  EXPECT_EQ(from_bytes<float>(out[0]), (std::vector<float>{14 + 6, 5 + 6}));
+  EXPECT_EQ(g.tensor(g.outputs[1]).dtype, DType::kI64);
+  EXPECT_EQ(from_bytes<int64_t>(out[1]), (std::vector<int64_t>{1, 2, 3, -1, 0, 2}));
 }
 
 TEST(OpsetVariants, CastToFloat16BecomesFloat32) {

@@ -1,0 +1,103 @@
+// The rknn_convert command line (when built next to this test): the issue's interface, the
+// config file, errors. The model it writes is loaded back to check what was stored.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <new>
+#include <unistd.h>
+
+#include "converter/converter_test_util.h"
+#include "model/model_io.h"
+
+namespace orknn::test {
+namespace {
+
+namespace fs = std::filesystem;
+using B = OnnxBuilder;
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tool_ = fs::path(ORKNN_BINARY_DIR) / "rknn_convert";
+    if (!fs::exists(tool_)) GTEST_SKIP() << "rknn_convert not built";
+    dir_ = fs::temp_directory_path() / ("orknn_cli_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+    B b(13);
+    b.input("images", {-1, 3, 8, 8});
+    b.input("scale", {1});
+    b.node("Mul", {"images", "scale"}, {"y"});
+    b.output("y");
+    std::ofstream(dir_ / "m.onnx", std::ios::binary) << b.bytes();
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  int run(const std::string& args, std::string* out = nullptr) {
+    fs::path log = dir_ / "out.txt";
+    std::string cmd = tool_.string() + " " + args + " > " + log.string() + " 2>&1";
+    int rc = std::system(cmd.c_str());
+    std::ifstream f(log);
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    if (out) *out = text;
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  }
+  Graph load(const fs::path& p) {
+    std::ifstream f(p, std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::shared_ptr<uint8_t> buf(static_cast<uint8_t*>(::operator new[](bytes.size() + 1, std::align_val_t(64))),
+                                 [](uint8_t* q) { ::operator delete[](q, std::align_val_t(64)); });
+    std::memcpy(buf.get(), bytes.data(), bytes.size());
+    Graph g;
+    Status st = load_model(buf, buf.get(), bytes.size(), &g);
+    EXPECT_TRUE(st.ok()) << st.message();
+    return g;
+  }
+  fs::path tool_, dir_;
+};
+
+TEST_F(Cli, IssueInterface) {
+  std::string m = (dir_ / "m.onnx").string(), o = (dir_ / "m.rknn").string(), out;
+  ASSERT_EQ(run(m + " -o " + o + " -t rk3562 --input-shape images=1,3,8,8 --mean images=1,2,3 --std 4 "
+                "--custom-string 'made by cli test' --float-precision fp32", &out), 0) << out;
+  EXPECT_NE(out.find("images"), std::string::npos) << out;
+  Graph g = load(o);
+  EXPECT_EQ(g.platform, "rk3562");
+  EXPECT_EQ(g.custom_string, "made by cli test");
+  EXPECT_EQ(g.precision, FloatPrecision::kFp32);
+  ASSERT_EQ(g.inputs.size(), 2u);
+  EXPECT_EQ(g.tensor(g.inputs[0].tensor).shape, (Shape{1, 3, 8, 8}));
+  EXPECT_EQ(g.inputs[0].mean, (std::vector<float>{1, 2, 3}));
+  EXPECT_EQ(g.inputs[0].std, (std::vector<float>{4}));
+  EXPECT_EQ(g.inputs[1].mean, (std::vector<float>{0}));  // the unnamed --std applies to every float input
+  EXPECT_EQ(g.inputs[1].std, (std::vector<float>{4}));
+}
+
+TEST_F(Cli, ConfigFileAndCommandLinePrecedence) {
+  std::ofstream(dir_ / "c.yml") << "models:\n  platform: onnx\n  subgraphs:\n    input_size_list: ['1,3,8,8', '1']\n"
+                                   "  configs:\n    mean_values: [[10, 20, 30], [0]]\n    std_values: [[2, 2, 2], [1]]\n"
+                                   "    target_platform: rk3568\n    custom_string: from yaml\n";
+  std::string m = (dir_ / "m.onnx").string(), o = (dir_ / "c.rknn").string(), out;
+  ASSERT_EQ(run(m + " -o " + o + " --config " + (dir_ / "c.yml").string() + " -t rv1106 -q", &out), 0) << out;
+  EXPECT_TRUE(out.empty()) << out;
+  Graph g = load(o);
+  EXPECT_EQ(g.platform, "rv1106");  // -t wins
+  EXPECT_EQ(g.custom_string, "from yaml");
+  EXPECT_EQ(g.inputs[0].mean, (std::vector<float>{10, 20, 30}));
+  EXPECT_EQ(g.inputs[1].std, (std::vector<float>{1}));
+}
+
+TEST_F(Cli, ErrorsExitNonZeroWithOneLine) {
+  std::string m = (dir_ / "m.onnx").string(), o = (dir_ / "e.rknn").string(), out;
+  EXPECT_EQ(run(m + " -o " + o + " -t rk3588", &out), 1);
+  EXPECT_NE(out.find("rknn_convert: error: input 'images' has dynamic dim 0 (batch); pin it with --input-shape "
+                     "images=1,3,8,8"), std::string::npos) << out;
+  EXPECT_EQ(run(m + " -o " + o + " --input-shape images=1,3,8,8", &out), 1);
+  EXPECT_NE(out.find("no target platform"), std::string::npos) << out;
+  EXPECT_EQ(run(m + " -o " + o + " -t rk3588 --input-shape images=1,3,8,8 --mean images=1,2", &out), 1);
+  EXPECT_NE(out.find("has 2 values, but the input has 3 channels"), std::string::npos) << out;
+  EXPECT_NE(run(m + " -o " + o + " -t rk3588 --float-precision fp8", &out), 0);
+  EXPECT_FALSE(fs::exists(o));
+}
+
+}  // namespace
+}  // namespace orknn::test
