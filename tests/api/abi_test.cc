@@ -637,7 +637,7 @@ TEST(AbiHeaders, PlainCClientCompiles) {
   std::string output;
   const std::string command = "cc -std=c99 -Wall -Wextra -Werror -pedantic -fsyntax-only -I'" +
                               kIncludeDir + "' '" + ORKNN_SOURCE_DIR +
-                              "/tests/c_api/header_c_compile.c'";
+                              "/tests/api/header_c_compile.c'";
   EXPECT_EQ(run_command(command, &output), 0) << command << "\n" << output;
 }
 
