@@ -21,8 +21,7 @@ Status infer_broadcast(Graph& g, Node& n, size_t min_in, size_t max_in, std::ini
   }
   Shape out;
   ORKNN_RETURN_IF_ERROR(broadcast_shapes(n, shapes, &out));
-  set_output(g, n, 0, out, bool_output ? DType::kBool : t);
-  return Status::Ok();
+  return set_output(g, n, 0, out, bool_output ? DType::kBool : t);
 }
 
 const std::initializer_list<DType> kArith = {DType::kF32, DType::kI32, DType::kI64};
@@ -49,8 +48,7 @@ Status infer_Pow(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_dtype(g, n, 1, kArith));
   Shape out;
   ORKNN_RETURN_IF_ERROR(broadcast_shapes(n, {g.input(n, 0)->shape, g.input(n, 1)->shape}, &out));
-  set_output(g, n, 0, out, g.input(n, 0)->dtype);
-  return Status::Ok();
+  return set_output(g, n, 0, out, g.input(n, 0)->dtype);
 }
 
 Status infer_Where(Graph& g, Node& n) {
@@ -64,24 +62,35 @@ Status infer_Where(Graph& g, Node& n) {
   if (dtype_size(x.dtype) == 0) return ORKNN_NODE_ERR(n, "unsupported dtype %s", dtype_name(x.dtype));
   Shape out;
   ORKNN_RETURN_IF_ERROR(broadcast_shapes(n, {g.input(n, 0)->shape, x.shape, y.shape}, &out));
-  set_output(g, n, 0, out, x.dtype);
-  return Status::Ok();
+  return set_output(g, n, 0, out, x.dtype);
 }
 
 // slope broadcasts to X (unidirectional): the output always has X's shape.
+//
+// Opset < 7 (and PyTorch's export of nn.PReLU(num_parameters=C)) gives a slope of shape [C] for an
+// N x C x ... input, meaning one slope per channel. Where such a slope is not numpy-broadcastable
+// to X, infer records the per-channel reading as "slope_shape" = [C, 1, ..., 1] (rank - 1 dims)
+// and the kernel broadcasts the slope with that shape. Absent: the slope's own shape.
 Status infer_PRelu(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 2, 2, 1, 1, 2));
   ORKNN_RETURN_IF_ERROR(check_dtype(g, n, 0, {DType::kF32}));
   ORKNN_RETURN_IF_ERROR(check_dtype(g, n, 1, {DType::kF32}));
   const Tensor& x = *g.input(n, 0);
   const Tensor& slope = *g.input(n, 1);
-  Shape out;
-  Status st = broadcast_shapes(n, {x.shape, slope.shape}, &out);
-  if (!st.ok() || out != x.shape)
+  Shape slope_shape = slope.shape;
+  const bool per_channel = x.shape.size() > 2 && slope.shape.size() == 1 && slope.shape[0] == x.shape[1] &&
+                           !broadcasts_to(slope.shape, x.shape);
+  if (per_channel) {
+    slope_shape.assign(x.shape.size() - 1, 1);
+    slope_shape[0] = x.shape[1];
+    n.attrs.set_ints("slope_shape", slope_shape);
+  } else {
+    n.attrs.erase("slope_shape");
+  }
+  if (!broadcasts_to(slope_shape, x.shape))
     return ORKNN_NODE_ERR(n, "slope shape %s does not broadcast to input shape %s", shape_str(slope.shape).c_str(),
                           shape_str(x.shape).c_str());
-  set_output(g, n, 0, x.shape, x.dtype);
-  return Status::Ok();
+  return set_output(g, n, 0, x.shape, x.dtype);
 }
 
 }  // namespace orknn

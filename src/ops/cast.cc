@@ -34,8 +34,7 @@ Status infer_Cast(Graph& g, Node& n) {
                           (long long)to);
   const Tensor& x = *g.input(n, 0);
   if (dtype_size(x.dtype) == 0) return ORKNN_NODE_ERR(n, "input has an unknown dtype");
-  set_output(g, n, 0, x.shape, t);
-  return Status::Ok();
+  return set_output(g, n, 0, x.shape, t);
 }
 
 }  // namespace orknn

@@ -32,8 +32,7 @@ Status infer_Concat(Graph& g, Node& n) {
                             (long long)axis);
     out[static_cast<size_t>(axis)] += t.shape[static_cast<size_t>(axis)];
   }
-  set_output(g, n, 0, out, first.dtype);
-  return Status::Ok();
+  return set_output(g, n, 0, out, first.dtype);
 }
 
 // Normalised: "axis" non-negative and "split" with one explicit size per output. The sizes come
@@ -57,7 +56,8 @@ Status infer_Split(Graph& g, Node& n) {
     int64_t sum = 0;
     for (int64_t s : split) {
       if (s < 0) return ORKNN_NODE_ERR(n, "split %s has a negative size", shape_str(split).c_str());
-      sum += s;
+      if (s > kMaxDim) return ORKNN_NODE_ERR(n, "split %s has a size above %lld", shape_str(split).c_str(), (long long)kMaxDim);
+      sum += s;  // at most 65536 sizes of at most kMaxDim: no overflow
     }
     if (sum != dim)
       return ORKNN_NODE_ERR(n, "split %s sums to %lld but axis %lld has size %lld", shape_str(split).c_str(),
@@ -84,7 +84,7 @@ Status infer_Split(Graph& g, Node& n) {
   for (size_t i = 0; i < n.outputs.size(); ++i) {
     Shape s = x.shape;
     s[static_cast<size_t>(axis)] = split[i];
-    set_output(g, n, i, s, x.dtype);
+    ORKNN_RETURN_IF_ERROR(set_output(g, n, i, s, x.dtype));
   }
   return Status::Ok();
 }
@@ -115,17 +115,19 @@ Status infer_Slice(Graph& g, Node& n) {
 
   std::vector<int64_t> full_starts(static_cast<size_t>(rank), 0), full_ends = x.shape,
                                                                   full_steps(static_cast<size_t>(rank), 1);
-  std::vector<bool> seen(static_cast<size_t>(rank), false);
   Shape out = x.shape;
+  ORKNN_RETURN_IF_ERROR(resolve_axes(n, axes, rank, &axes));
   for (size_t i = 0; i < starts.size(); ++i) {
-    int64_t axis = 0;
-    ORKNN_RETURN_IF_ERROR(normalize_axis(n, axes[i], rank, &axis));
+    const int64_t axis = axes[i];
     const size_t a = static_cast<size_t>(axis);
-    if (seen[a]) return ORKNN_NODE_ERR(n, "axis %lld is listed twice", (long long)axis);
-    seen[a] = true;
     const int64_t dim = x.shape[a];
-    const int64_t step = steps[i];
+    int64_t step = steps[i];
     if (step == 0) return ORKNN_NODE_ERR(n, "step for axis %lld is 0", (long long)axis);
+    // A step longer than the dim takes one element at most, exactly as a step of the dim's length
+    // does; storing that keeps the kernel's stride arithmetic (step * element stride) in range.
+    const int64_t longest = std::max<int64_t>(dim, 1);
+    if (step > longest) step = longest;
+    if (step < -longest) step = -longest;
     int64_t start = starts[i], end = ends[i];
     if (start < 0) start += dim;
     if (end < 0) end += dim;
@@ -151,8 +153,7 @@ Status infer_Slice(Graph& g, Node& n) {
   n.attrs.set_ints("ends", full_ends);
   n.attrs.set_ints("axes", all_axes);
   n.attrs.set_ints("steps", full_steps);
-  set_output(g, n, 0, out, x.dtype);
-  return Status::Ok();
+  return set_output(g, n, 0, out, x.dtype);
 }
 
 // Normalised: "perm" explicit (default: reversed dimensions).
@@ -176,8 +177,7 @@ Status infer_Transpose(Graph& g, Node& n) {
     out[i] = x.shape[static_cast<size_t>(perm[i])];
   }
   n.attrs.set_ints("perm", perm);
-  set_output(g, n, 0, out, x.dtype);
-  return Status::Ok();
+  return set_output(g, n, 0, out, x.dtype);
 }
 
 // Normalised: "shape" (from input 1). The output is the bidirectional broadcast of the input
@@ -190,10 +190,10 @@ Status infer_Expand(Graph& g, Node& n) {
   const std::vector<int64_t> shape = n.attrs.get_ints("shape");
   for (int64_t d : shape)
     if (d < 0) return ORKNN_NODE_ERR(n, "shape %s has a negative dimension", shape_str(shape).c_str());
+  ORKNN_RETURN_IF_ERROR(check_shape(n, shape, "target shape"));
   Shape out;
   ORKNN_RETURN_IF_ERROR(broadcast_shapes(n, {x.shape, shape}, &out));
-  set_output(g, n, 0, out, x.dtype);
-  return Status::Ok();
+  return set_output(g, n, 0, out, x.dtype);
 }
 
 // Normalised: "repeats" (from input 1), one per dimension.
@@ -206,13 +206,12 @@ Status infer_Tile(Graph& g, Node& n) {
   if (repeats.size() != x.shape.size())
     return ORKNN_NODE_ERR(n, "repeats %s has %zu entries for an input of rank %zu", shape_str(repeats).c_str(),
                           repeats.size(), x.shape.size());
+  for (int64_t r : repeats)
+    if (r < 0) return ORKNN_NODE_ERR(n, "repeats %s has a negative entry", shape_str(repeats).c_str());
+  ORKNN_RETURN_IF_ERROR(check_values_in(n, "repeats", repeats, 0, kMaxDim));
   Shape out = x.shape;
-  for (size_t d = 0; d < out.size(); ++d) {
-    if (repeats[d] < 0) return ORKNN_NODE_ERR(n, "repeats %s has a negative entry", shape_str(repeats).c_str());
-    out[d] *= repeats[d];
-  }
-  set_output(g, n, 0, out, x.dtype);
-  return Status::Ok();
+  for (size_t d = 0; d < out.size(); ++d) out[d] *= repeats[d];  // both <= kMaxDim: no overflow
+  return set_output(g, n, 0, out, x.dtype);
 }
 
 }  // namespace orknn

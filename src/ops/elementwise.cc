@@ -1,7 +1,5 @@
 // Unary element-wise ops (activations and math functions), Not, Identity and Dropout.
-#include <cmath>
-#include <limits>
-
+#include "kernels/ref/activation.h"
 #include "ops/infer_util.h"
 
 namespace orknn {
@@ -24,8 +22,7 @@ Status infer_unary(Graph& g, Node& n, bool allow_ints, size_t max_in = 1) {
   if (!ok)
     return ORKNN_NODE_ERR(n, "input '%s' has dtype %s; supported: float32%s, or per-tensor quantized int8/uint8",
                           x.name.c_str(), dtype_name(x.dtype), allow_ints ? ", int32, int64" : "");
-  set_output(g, n, 0, x.shape, x.dtype);
-  return Status::Ok();
+  return set_output(g, n, 0, x.shape, x.dtype);
 }
 
 void default_float(Node& n, const char* name, float def) { n.attrs.set_float(name, n.attrs.get_float(name, def)); }
@@ -52,7 +49,7 @@ Status infer_Round(Graph& g, Node& n) { return infer_unary(g, n, false); }
 Status infer_Mish(Graph& g, Node& n) { return infer_unary(g, n, false); }
 
 Status infer_LeakyRelu(Graph& g, Node& n) {
-  default_float(n, "alpha", 0.01f);
+  default_float(n, "alpha", default_act_params(FusedAct::kLeakyRelu).alpha);
   return infer_unary(g, n, false);
 }
 
@@ -69,8 +66,9 @@ Status infer_Selu(Graph& g, Node& n) {
 }
 
 Status infer_HardSigmoid(Graph& g, Node& n) {
-  default_float(n, "alpha", 0.2f);
-  default_float(n, "beta", 0.5f);
+  const ActParams def = default_act_params(FusedAct::kHardSigmoid);
+  default_float(n, "alpha", def.alpha);
+  default_float(n, "beta", def.beta);
   return infer_unary(g, n, false);
 }
 
@@ -98,23 +96,22 @@ Status infer_Clip(Graph& g, Node& n) {
     n.attrs.set_float(names[i - 1], v[0]);
     n.inputs[i] = -1;
   }
-  default_float(n, "min", -std::numeric_limits<float>::infinity());
-  default_float(n, "max", std::numeric_limits<float>::infinity());
+  const ActParams def = default_act_params(FusedAct::kClip);
+  default_float(n, "min", def.alpha);
+  default_float(n, "max", def.beta);
   return infer_unary(g, n, true, 3);
 }
 
 Status infer_Not(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 1, 1, 1, 1));
   ORKNN_RETURN_IF_ERROR(check_dtype(g, n, 0, {DType::kBool}));
-  set_output(g, n, 0, g.input(n, 0)->shape, DType::kBool);
-  return Status::Ok();
+  return set_output(g, n, 0, g.input(n, 0)->shape, DType::kBool);
 }
 
 Status infer_Identity(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 1, 1, 1, 1));
   const Tensor& x = *g.input(n, 0);
-  set_output(g, n, 0, x.shape, x.dtype);
-  return Status::Ok();
+  return set_output(g, n, 0, x.shape, x.dtype);
 }
 
 // Inference only: the output is the input and the optional mask is all true. A constant ratio is
@@ -136,9 +133,8 @@ Status infer_Dropout(Graph& g, Node& n) {
     n.inputs[1] = -1;
   }
   const Tensor& x = *g.input(n, 0);
-  set_output(g, n, 0, x.shape, x.dtype);
-  set_output(g, n, 1, x.shape, DType::kBool);
-  return Status::Ok();
+  ORKNN_RETURN_IF_ERROR(set_output(g, n, 0, x.shape, x.dtype));
+  return set_output(g, n, 1, x.shape, DType::kBool);
 }
 
 }  // namespace orknn

@@ -28,8 +28,7 @@ Status infer_Gather(Graph& g, Node& n) {
   Shape out(data.shape.begin(), data.shape.begin() + axis);
   out.insert(out.end(), indices.shape.begin(), indices.shape.end());
   out.insert(out.end(), data.shape.begin() + axis + 1, data.shape.end());
-  set_output(g, n, 0, out, data.dtype);
-  return Status::Ok();
+  return set_output(g, n, 0, out, data.dtype);
 }
 
 }  // namespace orknn

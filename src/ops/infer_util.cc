@@ -4,11 +4,37 @@
 #include <cstring>
 
 #include "common/fp16.h"
+#include "kernels/ref/activation.h"
 
 namespace orknn {
 
 bool has_input(const Node& n, size_t i) { return i < n.inputs.size() && n.inputs[i] >= 0; }
 bool has_output(const Node& n, size_t i) { return i < n.outputs.size() && n.outputs[i] >= 0; }
+
+Status check_shape(const Node& n, const Shape& shape, const char* what) {
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || d > kMaxDim)
+      return ORKNN_NODE_ERR(n, "%s has shape %s: dimension %lld is outside [0, %lld]", what, shape_str(shape).c_str(),
+                            (long long)d, (long long)kMaxDim);
+    // count <= kMaxElements and d <= kMaxDim: the product fits in int64.
+    if (count <= kMaxElements) count *= d;
+  }
+  for (int64_t d : shape)
+    if (d == 0) count = 0;
+  if (count > kMaxElements)
+    return ORKNN_NODE_ERR(n, "%s has shape %s: more than %lld elements", what, shape_str(shape).c_str(),
+                          (long long)kMaxElements);
+  return Status::Ok();
+}
+
+Status check_values_in(const Node& n, const char* what, const std::vector<int64_t>& values, int64_t lo, int64_t hi) {
+  for (int64_t v : values)
+    if (v < lo || v > hi)
+      return ORKNN_NODE_ERR(n, "%s %s: value %lld is outside [%lld, %lld]", what, shape_str(values).c_str(),
+                            (long long)v, (long long)lo, (long long)hi);
+  return Status::Ok();
+}
 
 Status check_arity(const Graph& g, const Node& n, size_t min_in, size_t max_in, size_t min_out, size_t max_out,
                    size_t required_in) {
@@ -32,14 +58,23 @@ Status check_arity(const Graph& g, const Node& n, size_t min_in, size_t max_in, 
       return ORKNN_NODE_ERR(n, "output %zu refers to tensor %d, which does not exist", i, id);
   }
   if (min_out > 0 && n.outputs[0] < 0) return ORKNN_NODE_ERR(n, "output 0 is missing");
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const Tensor* t = g.input(n, i);
+    if (!t) continue;
+    const std::string what = strfmt("input %zu ('%s')", i, t->name.c_str());
+    ORKNN_RETURN_IF_ERROR(check_shape(n, t->shape, what.c_str()));
+  }
   return Status::Ok();
 }
 
-void set_output(Graph& g, const Node& n, size_t i, const Shape& shape, DType dtype) {
-  if (!has_output(n, i)) return;
+Status set_output(Graph& g, const Node& n, size_t i, const Shape& shape, DType dtype) {
+  if (!has_output(n, i)) return Status::Ok();
+  const std::string what = strfmt("output %zu", i);
+  ORKNN_RETURN_IF_ERROR(check_shape(n, shape, what.c_str()));
   Tensor& t = g.tensor(n.outputs[i]);
   t.shape = shape;
   t.dtype = dtype;
+  return Status::Ok();
 }
 
 bool is_float_dtype(DType t) { return t == DType::kF32; }
@@ -72,6 +107,30 @@ Status check_dtype(const Graph& g, const Node& n, size_t i, std::initializer_lis
   }
   return ORKNN_NODE_ERR(n, "input %zu ('%s') has dtype %s; supported: %s", i, t->name.c_str(), dtype_name(t->dtype),
                         names.c_str());
+}
+
+Status check_f32(const Graph& g, const Node& n, size_t i, const char* role) {
+  const Tensor* t = g.input(n, i);
+  if (t && t->dtype != DType::kF32)
+    return ORKNN_NODE_ERR(n, "input %s must be float32, got %s", role, dtype_name(t->dtype));
+  return Status::Ok();
+}
+
+Status read_dims_attr(const Node& n, const char* name, size_t len, int64_t def, int64_t min_value,
+                      std::vector<int64_t>* out) {
+  if (!n.attrs.has(name)) {
+    out->assign(len, def);
+    return Status::Ok();
+  }
+  *out = n.attrs.get_ints(name);
+  if (out->size() != len) return ORKNN_NODE_ERR(n, "attribute %s has %zu values, expected %zu", name, out->size(), len);
+  for (int64_t v : *out) {
+    if (v < min_value)
+      return ORKNN_NODE_ERR(n, "attribute %s has value %lld, must be >= %lld", name, (long long)v, (long long)min_value);
+    if (v > kMaxDim)
+      return ORKNN_NODE_ERR(n, "attribute %s has value %lld, must be <= %lld", name, (long long)v, (long long)kMaxDim);
+  }
+  return Status::Ok();
 }
 
 namespace {
@@ -163,18 +222,23 @@ Status normalize_axis(const Node& n, int64_t axis, int64_t rank, int64_t* out) {
   return Status::Ok();
 }
 
-Status normalize_axes(const Node& n, const std::vector<int64_t>& axes, int64_t rank, std::vector<int64_t>* out) {
+Status resolve_axes(const Node& n, const std::vector<int64_t>& axes, int64_t rank, std::vector<int64_t>* out) {
   std::vector<int64_t> r;
   r.reserve(axes.size());
   for (int64_t a : axes) {
     int64_t v = 0;
     ORKNN_RETURN_IF_ERROR(normalize_axis(n, a, rank, &v));
+    if (std::find(r.begin(), r.end(), v) != r.end())
+      return ORKNN_NODE_ERR(n, "axis %lld is repeated (listed twice)", static_cast<long long>(v));
     r.push_back(v);
   }
-  std::sort(r.begin(), r.end());
-  for (size_t k = 1; k < r.size(); ++k)
-    if (r[k] == r[k - 1]) return ORKNN_NODE_ERR(n, "axis %lld is listed twice", static_cast<long long>(r[k]));
   *out = std::move(r);
+  return Status::Ok();
+}
+
+Status normalize_axes(const Node& n, const std::vector<int64_t>& axes, int64_t rank, std::vector<int64_t>* out) {
+  ORKNN_RETURN_IF_ERROR(resolve_axes(n, axes, rank, out));
+  std::sort(out->begin(), out->end());
   return Status::Ok();
 }
 
@@ -200,6 +264,49 @@ Status broadcast_shapes(const Node& n, const std::vector<Shape>& shapes, Shape* 
     r[rank - 1 - d] = dim;
   }
   *out = std::move(r);
+  return Status::Ok();
+}
+
+bool broadcasts_to(const Shape& s, const Shape& target) {
+  if (s.size() > target.size()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const int64_t d = s[s.size() - 1 - i], t = target[target.size() - 1 - i];
+    if (d != 1 && d != t) return false;
+  }
+  return true;
+}
+
+void split_padding(const std::string& auto_pad, int64_t total, int64_t* begin, int64_t* end) {
+  const int64_t small = total / 2, big = total - total / 2;
+  *begin = auto_pad == "SAME_UPPER" ? small : big;
+  *end = auto_pad == "SAME_UPPER" ? big : small;
+}
+
+void same_padding(const std::string& auto_pad, int64_t in, int64_t stride, int64_t extent, int64_t* begin,
+                  int64_t* end) {
+  const int64_t out = (in + stride - 1) / stride;
+  split_padding(auto_pad, std::max<int64_t>((out - 1) * stride + extent - in, 0), begin, end);
+}
+
+Status normalise_fused_act(Node& n) {
+  if (!n.attrs.has("fused_act")) return Status::Ok();
+  const std::string act = n.attrs.get_string("fused_act", "");
+  if (act.empty()) {
+    n.attrs.erase("fused_act");
+    return Status::Ok();
+  }
+  const FusedAct a = parse_fused_act(act);
+  if (a == FusedAct::kNone) return ORKNN_NODE_ERR(n, "unsupported fused_act '%s'", act.c_str());
+  const ActParams def = default_act_params(a);
+  n.attrs.set_float("fused_alpha", n.attrs.get_float("fused_alpha", def.alpha));
+  n.attrs.set_float("fused_beta", n.attrs.get_float("fused_beta", def.beta));
+  return Status::Ok();
+}
+
+Status normalise_epsilon(Node& n) {
+  const float eps = n.attrs.get_float("epsilon", 1e-5f);
+  if (!(eps >= 0.f)) return ORKNN_NODE_ERR(n, "epsilon must be >= 0, got %g", eps);
+  n.attrs.set_float("epsilon", eps);
   return Status::Ok();
 }
 

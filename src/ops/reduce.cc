@@ -37,8 +37,7 @@ Status infer_reduce(Graph& g, Node& n) {
     else if (keepdims)
       out.push_back(1);
   }
-  set_output(g, n, 0, out, x.dtype);
-  return Status::Ok();
+  return set_output(g, n, 0, out, x.dtype);
 }
 
 }  // namespace
@@ -73,8 +72,7 @@ Status infer_ArgMax(Graph& g, Node& n) {
     out[static_cast<size_t>(axis)] = 1;
   else
     out.erase(out.begin() + axis);
-  set_output(g, n, 0, out, DType::kI64);
-  return Status::Ok();
+  return set_output(g, n, 0, out, DType::kI64);
 }
 
 }  // namespace orknn

@@ -29,6 +29,9 @@ Status infer_Reshape(Graph& g, Node& n) {
       continue;
     }
     if (d < -1) return ORKNN_NODE_ERR(n, "target shape %s has a negative dimension", shape_str(spec).c_str());
+    if (d > kMaxDim)
+      return ORKNN_NODE_ERR(n, "target shape %s has a dimension above %lld", shape_str(spec).c_str(),
+                            (long long)kMaxDim);
     if (d == 0) {
       has_zero = true;
       if (!allowzero) {
@@ -39,7 +42,10 @@ Status infer_Reshape(Graph& g, Node& n) {
       }
     }
     out[i] = d;
-    known *= d;
+    known *= d;  // known <= kMaxElements (checked below) and d <= kMaxDim: no overflow
+    if (known > kMaxElements)
+      return ORKNN_NODE_ERR(n, "target shape %s has more than %lld elements", shape_str(spec).c_str(),
+                            (long long)kMaxElements);
   }
   if (allowzero && has_zero && infer_at >= 0)
     return ORKNN_NODE_ERR(n, "target shape %s has both 0 and -1 with allowzero=1", shape_str(spec).c_str());
@@ -52,8 +58,7 @@ Status infer_Reshape(Graph& g, Node& n) {
     return ORKNN_NODE_ERR(n, "cannot reshape %s (%lld elements) to %s", shape_str(x.shape).c_str(),
                           static_cast<long long>(total), shape_str(spec).c_str());
   }
-  set_output(g, n, 0, out, x.dtype);
-  return Status::Ok();
+  return set_output(g, n, 0, out, x.dtype);
 }
 
 // Normalised: "axis" in [0, rank].
@@ -68,8 +73,7 @@ Status infer_Flatten(Graph& g, Node& n) {
   n.attrs.set_int("axis", axis);
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < rank; ++d) (d < axis ? outer : inner) *= x.shape[static_cast<size_t>(d)];
-  set_output(g, n, 0, {outer, inner}, x.dtype);
-  return Status::Ok();
+  return set_output(g, n, 0, {outer, inner}, x.dtype);
 }
 
 // Normalised: "axes" explicit (sorted, non-negative); without axes every size-1 dimension goes.
@@ -92,8 +96,7 @@ Status infer_Squeeze(Graph& g, Node& n) {
   Shape out;
   for (int64_t d = 0; d < rank; ++d)
     if (!std::binary_search(axes.begin(), axes.end(), d)) out.push_back(x.shape[static_cast<size_t>(d)]);
-  set_output(g, n, 0, out, x.dtype);
-  return Status::Ok();
+  return set_output(g, n, 0, out, x.dtype);
 }
 
 // Normalised: "axes" sorted, non-negative, relative to the output rank.
@@ -115,8 +118,7 @@ Status infer_Unsqueeze(Graph& g, Node& n) {
     else
       out.push_back(x.shape[next_in++]);
   }
-  set_output(g, n, 0, out, x.dtype);
-  return Status::Ok();
+  return set_output(g, n, 0, out, x.dtype);
 }
 
 // Normalised: "start" and "end" explicit, clamped to [0, rank] (opset 15 semantics).
@@ -132,8 +134,7 @@ Status infer_Shape(Graph& g, Node& n) {
   const int64_t end = resolve(n.attrs.get_int("end", rank));
   n.attrs.set_int("start", start);
   n.attrs.set_int("end", end);
-  set_output(g, n, 0, {std::max<int64_t>(end - start, 0)}, DType::kI64);
-  return Status::Ok();
+  return set_output(g, n, 0, {std::max<int64_t>(end - start, 0)}, DType::kI64);
 }
 
 }  // namespace orknn

@@ -1,49 +1,38 @@
 // BatchNormalization (inference): ranks 2 to 5 and N > 1 against the formula evaluated in double
 // here, a hand-computed case, and error cases.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include "graph/ir.h"
-#include "testutil/op_harness.h"
+#include "ops/ref_test_helpers.h"
 
-namespace orknn {
+namespace orknn::test {
 namespace {
-
-using test::OpResult;
-using test::TensorData;
-
-int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
+using namespace reft;
 
 TEST(BatchNormRef, Ranks) {
   uint32_t seed = 5;
   for (const Shape& s : {Shape{3, 4}, Shape{2, 4, 5}, Shape{2, 4, 3, 5}, Shape{2, 4, 2, 3, 2}}) {
     for (float eps : {1e-5f, 0.1f}) {
       SCOPED_TRACE(shape_str(s) + " eps=" + std::to_string(eps));
-      const int64_t c = s[1], inner = numel(s) / (s[0] * c);
-      std::vector<float> x = test::random_floats(static_cast<size_t>(numel(s)), seed, -3.f, 3.f);
-      std::vector<float> scale = test::random_floats(static_cast<size_t>(c), seed + 1, 0.5f, 2.f);
-      std::vector<float> bias = test::random_floats(static_cast<size_t>(c), seed + 2);
-      std::vector<float> mean = test::random_floats(static_cast<size_t>(c), seed + 3);
-      std::vector<float> var = test::random_floats(static_cast<size_t>(c), seed + 4, 0.f, 2.f);
+      const int64_t c = s[1], inner = shape_numel(s) / (s[0] * c);
+      std::vector<float> x = random_floats(static_cast<size_t>(shape_numel(s)), seed, -3.f, 3.f);
+      std::vector<float> scale = random_floats(static_cast<size_t>(c), seed + 1, 0.5f, 2.f);
+      std::vector<float> bias = random_floats(static_cast<size_t>(c), seed + 2);
+      std::vector<float> mean = random_floats(static_cast<size_t>(c), seed + 3);
+      std::vector<float> var = random_floats(static_cast<size_t>(c), seed + 4, 0.f, 2.f);
       ++seed;
       Attrs a;
       if (eps != 1e-5f) a.set_float("epsilon", eps);
       a.set_float("momentum", 0.9f);  // training-only attribute, ignored
-      OpResult r = test::run_op(OpId::BatchNormalization, a,
+      OpResult r = run_op(OpId::BatchNormalization, a,
                                 {TensorData::f32(s, x), TensorData::f32({c}, scale, true), TensorData::f32({c}, bias, true),
                                  TensorData::f32({c}, mean, true), TensorData::f32({c}, var, true)},
                                 1);
       ASSERT_TRUE(r.status.ok()) << r.status.message();
       ASSERT_EQ(r.outputs[0].shape, s);
       std::vector<float> y = r.outputs[0].as<float>();
-      for (int64_t i = 0; i < numel(s); ++i) {
+      for (int64_t i = 0; i < shape_numel(s); ++i) {
         const size_t ch = static_cast<size_t>((i / inner) % c);
         const double want = (x[static_cast<size_t>(i)] - double(mean[ch])) / std::sqrt(double(var[ch]) + eps) * scale[ch] + bias[ch];
         ASSERT_NEAR(y[static_cast<size_t>(i)], want, 1e-5 * (1 + std::fabs(want))) << "element " << i;
@@ -56,7 +45,7 @@ TEST(BatchNormRef, HandComputed) {
   // Channel 0: (x - 1) / sqrt(4 + 0) * 2 + 0.5;  channel 1: (x - 0) / sqrt(1) * 1 - 1. epsilon 0.
   Attrs a;
   a.set_float("epsilon", 0.f);
-  OpResult r = test::run_op(OpId::BatchNormalization, a,
+  OpResult r = run_op(OpId::BatchNormalization, a,
                             {TensorData::f32({1, 2, 2}, {1, 3, 5, -5}), TensorData::f32({2}, {2, 1}), TensorData::f32({2}, {0.5f, -1}),
                              TensorData::f32({2}, {1, 0}), TensorData::f32({2}, {4, 1})},
                             1);
@@ -119,4 +108,4 @@ TEST(BatchNormInfer, AbsentTrainingOutputsAndIdempotence) {
 }
 
 }  // namespace
-}  // namespace orknn
+}  // namespace orknn::test

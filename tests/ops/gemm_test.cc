@@ -1,36 +1,14 @@
 // Gemm and MatMul: parameter matrices against naive double implementations written here,
 // hand-computed values, normalisation and error cases.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include "graph/ir.h"
-#include "testutil/op_harness.h"
+#include "ops/ref_test_helpers.h"
 
-namespace orknn {
+namespace orknn::test {
 namespace {
-
-using test::OpResult;
-using test::TensorData;
-
-void expect_close(const std::vector<float>& got, const std::vector<double>& want, double tol, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  size_t bad = 0, first = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (!(std::fabs(got[i] - want[i]) <= tol * (1.0 + std::fabs(want[i])))) {
-      if (bad++ == 0) first = i;
-    }
-  }
-  EXPECT_EQ(bad, 0u) << what << ": first mismatch at " << first << " got " << got[first] << " want " << want[first];
-}
-
-int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
+using namespace reft;
 
 // ---------------------------------------------------------------- Gemm
 
@@ -81,10 +59,10 @@ TEST(GemmRef, ParameterMatrix) {
           SCOPED_TRACE("ta=" + std::to_string(ta) + " tb=" + std::to_string(tb) + " C=" + shape_str(cs) + " act=" + g.act);
           const Shape as = ta ? Shape{g.k, g.m} : Shape{g.m, g.k};
           const Shape bs = tb ? Shape{g.n, g.k} : Shape{g.k, g.n};
-          std::vector<float> a = test::random_floats(static_cast<size_t>(numel(as)), seed);
-          std::vector<float> b = test::random_floats(static_cast<size_t>(numel(bs)), seed + 1);
+          std::vector<float> a = random_floats(static_cast<size_t>(shape_numel(as)), seed);
+          std::vector<float> b = random_floats(static_cast<size_t>(shape_numel(bs)), seed + 1);
           const bool has_c = cs != Shape{-1};
-          std::vector<float> c = has_c ? test::random_floats(static_cast<size_t>(numel(cs)), seed + 2) : std::vector<float>{};
+          std::vector<float> c = has_c ? random_floats(static_cast<size_t>(shape_numel(cs)), seed + 2) : std::vector<float>{};
           ++seed;
           Attrs at;
           if (ta) at.set_int("transA", 1);
@@ -96,7 +74,7 @@ TEST(GemmRef, ParameterMatrix) {
           if (!g.act.empty()) at.set_string("fused_act", g.act);
           std::vector<TensorData> in = {TensorData::f32(as, a), TensorData::f32(bs, b, true)};
           if (has_c) in.push_back(TensorData::f32(cs, c, true));
-          OpResult r = test::run_op(OpId::Gemm, at, in, 1, "ref");
+          OpResult r = run_op(OpId::Gemm, at, in, 1, "ref");
           ASSERT_TRUE(r.status.ok()) << r.status.message();
           ASSERT_EQ(r.outputs[0].shape, (Shape{4, 5}));
           expect_close(r.outputs[0].as<float>(), naive_gemm(g, a, b, c), 1e-5, "Gemm");
@@ -111,7 +89,7 @@ TEST(GemmRef, HandComputed) {
   Attrs at;
   at.set_float("alpha", 2.f);
   at.set_float("beta", 10.f);
-  OpResult r = test::run_op(OpId::Gemm, at,
+  OpResult r = run_op(OpId::Gemm, at,
                             {TensorData::f32({2, 2}, {1, 2, 3, 4}), TensorData::f32({2, 2}, {5, 6, 7, 8}),
                              TensorData::f32({2}, {1, -1})},
                             1);
@@ -151,7 +129,7 @@ std::vector<double> naive_matmul(Shape as, Shape bs, const std::vector<float>& a
   for (size_t i = 0; i + 2 < rank; ++i) batch.push_back(std::max(as[i], bs[i]));
   const int64_t m = as[rank - 2], k = as[rank - 1], n = bs[rank - 1];
   std::vector<double> y;
-  for (int64_t bi = 0; bi < numel(batch); ++bi) {
+  for (int64_t bi = 0; bi < shape_numel(batch); ++bi) {
     // batch coordinates
     std::vector<int64_t> coord(batch.size());
     int64_t rem = bi;
@@ -196,8 +174,8 @@ TEST(MatMulRef, ParameterMatrix) {
   for (const auto& c : cases) {
     for (bool relu : {false, true}) {
       SCOPED_TRACE(shape_str(c.first) + " x " + shape_str(c.second) + (relu ? " relu" : ""));
-      std::vector<float> a = test::random_floats(static_cast<size_t>(numel(c.first)), seed);
-      std::vector<float> b = test::random_floats(static_cast<size_t>(numel(c.second)), seed + 1);
+      std::vector<float> a = random_floats(static_cast<size_t>(shape_numel(c.first)), seed);
+      std::vector<float> b = random_floats(static_cast<size_t>(shape_numel(c.second)), seed + 1);
       ++seed;
       Shape want_shape;
       std::vector<double> want = naive_matmul(c.first, c.second, a, b, &want_shape);
@@ -205,7 +183,7 @@ TEST(MatMulRef, ParameterMatrix) {
         for (double& v : want) v = v < 0 ? 0 : v;
       Attrs at;
       if (relu) at.set_string("fused_act", "Relu");
-      OpResult r = test::run_op(OpId::MatMul, at, {TensorData::f32(c.first, a), TensorData::f32(c.second, b, seed % 2 == 0)}, 1, "ref");
+      OpResult r = run_op(OpId::MatMul, at, {TensorData::f32(c.first, a), TensorData::f32(c.second, b, seed % 2 == 0)}, 1, "ref");
       ASSERT_TRUE(r.status.ok()) << r.status.message();
       ASSERT_EQ(r.outputs[0].shape, want_shape);
       expect_close(r.outputs[0].as<float>(), want, 1e-5, "MatMul");
@@ -215,13 +193,13 @@ TEST(MatMulRef, ParameterMatrix) {
 
 TEST(MatMulRef, HandComputed) {
   // [2,2] batch of 2 times a shared [2,1]: [[1,2],[3,4]]*[1,1]^T = [3,7]; [[0,1],[1,0]] -> [1,1].
-  OpResult r = test::run_op(OpId::MatMul, Attrs(),
+  OpResult r = run_op(OpId::MatMul, Attrs(),
                             {TensorData::f32({2, 2, 2}, {1, 2, 3, 4, 0, 1, 1, 0}), TensorData::f32({2, 1}, {1, 1})}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.outputs[0].shape, (Shape{2, 2, 1}));
   EXPECT_EQ(r.outputs[0].as<float>(), (std::vector<float>{3, 7, 1, 1}));
   // 1-D x 1-D: dot product, a scalar.
-  r = test::run_op(OpId::MatMul, Attrs(), {TensorData::f32({3}, {1, 2, 3}), TensorData::f32({3}, {4, 5, 6})}, 1);
+  r = run_op(OpId::MatMul, Attrs(), {TensorData::f32({3}, {1, 2, 3}), TensorData::f32({3}, {4, 5, 6})}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.outputs[0].shape, Shape{});
   EXPECT_EQ(r.outputs[0].as<float>(), (std::vector<float>{32}));
@@ -275,4 +253,4 @@ TEST(MatMulInfer, Errors) {
 }
 
 }  // namespace
-}  // namespace orknn
+}  // namespace orknn::test

@@ -1,25 +1,14 @@
 // LayerNormalization and InstanceNormalization: every axis / rank against double formulas
 // written here (including broadcast Scale/B), ONNX-style hand values, and error cases.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include "graph/ir.h"
-#include "testutil/op_harness.h"
+#include "ops/ref_test_helpers.h"
 
-namespace orknn {
+namespace orknn::test {
 namespace {
-
-using test::OpResult;
-using test::TensorData;
-
-int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
+using namespace reft;
 
 // Value of a tensor of shape `s` broadcast (numpy, right-aligned) at the multi-index `idx` of `target`.
 float broadcast_at(const std::vector<float>& v, const Shape& s, const std::vector<int64_t>& idx) {
@@ -33,7 +22,7 @@ std::vector<double> naive_layernorm(const Shape& xs, size_t axis, const std::vec
                                     const std::vector<float>& scale, const Shape& bs, const std::vector<float>& bias,
                                     double eps) {
   const Shape norm_shape(xs.begin() + static_cast<long>(axis), xs.end());
-  const int64_t len = numel(norm_shape), groups = numel(xs) / len;
+  const int64_t len = shape_numel(norm_shape), groups = shape_numel(xs) / len;
   std::vector<double> y(x.size());
   for (int64_t g = 0; g < groups; ++g) {
     double mean = 0, var = 0;
@@ -71,16 +60,16 @@ TEST(LayerNormRef, EveryAxisAndBroadcast) {
           const float eps = (seed % 2) ? 1e-5f : 0.5f;
           SCOPED_TRACE(shape_str(xs) + " axis=" + std::to_string(axis) + " scale=" + shape_str(ss) + " bias=" +
                        (bias_kind ? shape_str(bs) : "none"));
-          std::vector<float> x = test::random_floats(static_cast<size_t>(numel(xs)), seed, -3.f, 3.f);
-          std::vector<float> scale = test::random_floats(static_cast<size_t>(numel(ss)), seed + 1, 0.5f, 1.5f);
-          std::vector<float> bias = bias_kind ? test::random_floats(static_cast<size_t>(numel(bs)), seed + 2) : std::vector<float>{};
+          std::vector<float> x = random_floats(static_cast<size_t>(shape_numel(xs)), seed, -3.f, 3.f);
+          std::vector<float> scale = random_floats(static_cast<size_t>(shape_numel(ss)), seed + 1, 0.5f, 1.5f);
+          std::vector<float> bias = bias_kind ? random_floats(static_cast<size_t>(shape_numel(bs)), seed + 2) : std::vector<float>{};
           ++seed;
           Attrs a;
           if (axis != -1) a.set_int("axis", axis);
           if (eps != 1e-5f) a.set_float("epsilon", eps);
           std::vector<TensorData> in = {TensorData::f32(xs, x), TensorData::f32(ss, scale, true)};
           if (bias_kind) in.push_back(TensorData::f32(bs, bias, true));
-          OpResult r = test::run_op(OpId::LayerNormalization, a, in, 1);
+          OpResult r = run_op(OpId::LayerNormalization, a, in, 1);
           ASSERT_TRUE(r.status.ok()) << r.status.message();
           ASSERT_EQ(r.outputs[0].shape, xs);
           std::vector<double> want = naive_layernorm(xs, ax, x, ss, scale, bs, bias, eps);
@@ -96,7 +85,7 @@ TEST(LayerNormRef, HandComputed) {
   // Row [1, 2, 3, 4]: mean 2.5, var 1.25; epsilon 0 -> (x - 2.5) / sqrt(1.25).
   Attrs a;
   a.set_float("epsilon", 0.f);
-  OpResult r = test::run_op(OpId::LayerNormalization, a,
+  OpResult r = run_op(OpId::LayerNormalization, a,
                             {TensorData::f32({1, 4}, {1, 2, 3, 4}), TensorData::f32({4}, {1, 1, 2, 2}), TensorData::f32({4}, {0, 0, 0, 1})}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   const double k = 1.0 / std::sqrt(1.25);
@@ -111,14 +100,14 @@ TEST(InstanceNormRef, Ranks) {
   uint32_t seed = 31;
   for (const Shape& xs : {Shape{2, 3, 5}, Shape{2, 3, 4, 3}, Shape{1, 2, 2, 3, 2}, Shape{3, 1, 1, 1}}) {
     SCOPED_TRACE(shape_str(xs));
-    const int64_t c = xs[1], len = numel(xs) / (xs[0] * c);
-    std::vector<float> x = test::random_floats(static_cast<size_t>(numel(xs)), seed, -2.f, 4.f);
-    std::vector<float> scale = test::random_floats(static_cast<size_t>(c), seed + 1);
-    std::vector<float> bias = test::random_floats(static_cast<size_t>(c), seed + 2);
+    const int64_t c = xs[1], len = shape_numel(xs) / (xs[0] * c);
+    std::vector<float> x = random_floats(static_cast<size_t>(shape_numel(xs)), seed, -2.f, 4.f);
+    std::vector<float> scale = random_floats(static_cast<size_t>(c), seed + 1);
+    std::vector<float> bias = random_floats(static_cast<size_t>(c), seed + 2);
     ++seed;
     Attrs a;
     a.set_float("epsilon", 1e-3f);
-    OpResult r = test::run_op(OpId::InstanceNormalization, a,
+    OpResult r = run_op(OpId::InstanceNormalization, a,
                               {TensorData::f32(xs, x), TensorData::f32({c}, scale, true), TensorData::f32({c}, bias, true)}, 1);
     ASSERT_TRUE(r.status.ok()) << r.status.message();
     ASSERT_EQ(r.outputs[0].shape, xs);
@@ -197,4 +186,4 @@ TEST(InstanceNormInfer, Errors) {
 }
 
 }  // namespace
-}  // namespace orknn
+}  // namespace orknn::test

@@ -2,25 +2,14 @@
 // crop-then-pad implementation written here (reflection/wrap by repeated folding), the ONNX
 // documentation examples, all parameter-input forms (pads/constant_value/axes inputs, opset-2
 // attributes), other dtypes, normalisation and errors.
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
 
-#include "graph/ir.h"
-#include "testutil/op_harness.h"
+#include "ops/ref_test_helpers.h"
 
-namespace orknn {
+namespace orknn::test {
 namespace {
-
-using test::OpResult;
-using test::TensorData;
-
-int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
+using namespace reft;
 
 // Index into an axis of length len for an out-of-range position k, folding step by step.
 int64_t fold(int64_t k, int64_t len, const std::string& mode) {
@@ -47,7 +36,7 @@ std::vector<T> naive_pad(const Shape& s, const std::vector<T>& x, const std::vec
   Shape cs(r);
   for (size_t i = 0; i < r; ++i) cs[i] = s[i] + std::min<int64_t>(pads[i], 0) + std::min<int64_t>(pads[r + i], 0);
   std::vector<T> cropped;
-  for (int64_t e = 0; e < numel(cs); ++e) {
+  for (int64_t e = 0; e < shape_numel(cs); ++e) {
     int64_t rem = e, src = 0, stride = 1;
     for (size_t d = r; d-- > 0;) {
       const int64_t c = rem % cs[d];
@@ -62,7 +51,7 @@ std::vector<T> naive_pad(const Shape& s, const std::vector<T>& x, const std::vec
   for (size_t i = 0; i < r; ++i) os[i] = cs[i] + std::max<int64_t>(pads[i], 0) + std::max<int64_t>(pads[r + i], 0);
   *out_shape = os;
   std::vector<T> y;
-  for (int64_t e = 0; e < numel(os); ++e) {
+  for (int64_t e = 0; e < shape_numel(os); ++e) {
     std::vector<int64_t> idx(r);
     int64_t rem = e;
     for (size_t d = r; d-- > 0;) { idx[d] = rem % os[d]; rem /= os[d]; }
@@ -103,12 +92,12 @@ TEST(PadRef, ModesTimesPads) {
       }
       for (const char* mode : {"constant", "reflect", "edge", "wrap"}) {
         SCOPED_TRACE(shape_str(s) + " pads=" + shape_str(pads) + " mode=" + mode);
-        std::vector<float> x = test::random_floats(static_cast<size_t>(numel(s)), seed++);
+        std::vector<float> x = random_floats(static_cast<size_t>(shape_numel(s)), seed++);
         Attrs a;
         a.set_string("mode", mode);
         std::vector<TensorData> in = {TensorData::f32(s, x), TensorData::i64({static_cast<int64_t>(pads.size())}, pads)};
         if (std::string(mode) == "constant") in.push_back(TensorData::f32({}, {2.5f}, true));
-        OpResult r_ = test::run_op(OpId::Pad, a, in, 1);
+        OpResult r_ = run_op(OpId::Pad, a, in, 1);
         ASSERT_TRUE(r_.status.ok()) << r_.status.message();
         Shape want_shape;
         std::vector<float> want = naive_pad<float>(s, x, pads, mode, 2.5f, &want_shape);
@@ -133,7 +122,7 @@ TEST(PadRef, OnnxExamples) {
     SCOPED_TRACE(c.mode);
     Attrs a;
     a.set_string("mode", c.mode);
-    OpResult r = test::run_op(OpId::Pad, a, {TensorData::f32({3, 2}, x), TensorData::i64({4}, c.pads)}, 1);
+    OpResult r = run_op(OpId::Pad, a, {TensorData::f32({3, 2}, x), TensorData::i64({4}, c.pads)}, 1);
     ASSERT_TRUE(r.status.ok()) << r.status.message();
     EXPECT_EQ(r.outputs[0].shape, c.shape);
     EXPECT_EQ(r.outputs[0].as<float>(), c.want);
@@ -141,10 +130,10 @@ TEST(PadRef, OnnxExamples) {
 }
 
 TEST(PadRef, AxesInputAndAttributeForm) {
-  std::vector<float> x = test::random_floats(24, 5);
+  std::vector<float> x = random_floats(24, 5);
   const Shape s = {2, 3, 4};
   // axes [-1, 1]: pads [w_begin, c_begin, w_end, c_end].
-  OpResult r = test::run_op(OpId::Pad, Attrs(),
+  OpResult r = run_op(OpId::Pad, Attrs(),
                             {TensorData::f32(s, x), TensorData::i64({4}, {1, 2, 0, -1}), TensorData::f32({1}, {-3.f}, true),
                              TensorData::i64({2}, {-1, 1})},
                             1);
@@ -158,14 +147,14 @@ TEST(PadRef, AxesInputAndAttributeForm) {
   Attrs a;
   a.set_ints("pads", {0, 1, 1, 0, 0, 2});
   a.set_float("value", 7.f);
-  r = test::run_op(OpId::Pad, a, {TensorData::f32(s, x)}, 1);
+  r = run_op(OpId::Pad, a, {TensorData::f32(s, x)}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   want = naive_pad<float>(s, x, {0, 1, 1, 0, 0, 2}, "constant", 7.f, &want_shape);
   EXPECT_EQ(r.outputs[0].shape, want_shape);
   EXPECT_EQ(r.outputs[0].as<float>(), want);
 
   // An absent constant_value (empty input slot) means 0.
-  r = test::run_op(OpId::Pad, Attrs(), {TensorData::f32(s, x), TensorData::i64({6}, {1, 0, 0, 0, 0, 1}), TensorData::none()}, 1);
+  r = run_op(OpId::Pad, Attrs(), {TensorData::f32(s, x), TensorData::i64({6}, {1, 0, 0, 0, 0, 1}), TensorData::none()}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   want = naive_pad<float>(s, x, {1, 0, 0, 0, 0, 1}, "constant", 0.f, &want_shape);
   EXPECT_EQ(r.outputs[0].as<float>(), want);
@@ -180,7 +169,7 @@ TEST(PadRef, IntegerDtypes) {
     Attrs a;
     a.set_string("mode", mode);
     const std::vector<int64_t> pads = {1, 2, 0, 1};
-    OpResult r = test::run_op(OpId::Pad, a,
+    OpResult r = run_op(OpId::Pad, a,
                               {TensorData::of<int64_t>(s, x64, DType::kI64, false), TensorData::i64({4}, pads),
                                TensorData::i64({}, {-9})},
                               1);
@@ -188,7 +177,7 @@ TEST(PadRef, IntegerDtypes) {
     Shape ws;
     EXPECT_EQ(r.outputs[0].dtype, DType::kI64);
     EXPECT_EQ(r.outputs[0].as<int64_t>(), naive_pad<int64_t>(s, x64, pads, mode, -9, &ws));
-    r = test::run_op(OpId::Pad, a,
+    r = run_op(OpId::Pad, a,
                      {TensorData::of<int8_t>(s, x8, DType::kI8, false), TensorData::i64({4}, pads),
                       TensorData::of<int8_t>({}, {7}, DType::kI8, true)},
                      1);
@@ -305,4 +294,4 @@ TEST(PadInfer, Errors) {
 }
 
 }  // namespace
-}  // namespace orknn
+}  // namespace orknn::test

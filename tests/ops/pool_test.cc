@@ -1,48 +1,16 @@
 // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool: parameter matrices against a naive
 // implementation written here (explicit padded grid with a real/pad mask), ONNX documentation
 // examples, hand-computed ceil_mode/count_include_pad cases, normalisation and errors.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
-#include "graph/ir.h"
-#include "testutil/op_harness.h"
+#include "ops/ref_test_helpers.h"
 
-namespace orknn {
+namespace orknn::test {
 namespace {
-
-using test::OpResult;
-using test::TensorData;
-
-void expect_close(const std::vector<float>& got, const std::vector<double>& want, double tol, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  size_t bad = 0, first = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (!(std::fabs(got[i] - want[i]) <= tol * (1.0 + std::fabs(want[i])))) {
-      if (bad++ == 0) first = i;
-    }
-  }
-  EXPECT_EQ(bad, 0u) << what << ": first mismatch at " << first << " got " << got[first] << " want " << want[first];
-}
-
-int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-std::vector<int64_t> unravel(int64_t i, const Shape& dims) {
-  std::vector<int64_t> idx(dims.size());
-  for (size_t d = dims.size(); d-- > 0;) { idx[d] = i % dims[d]; i /= dims[d]; }
-  return idx;
-}
-int64_t ravel(const std::vector<int64_t>& idx, const Shape& dims) {
-  int64_t r = 0;
-  for (size_t d = 0; d < dims.size(); ++d) r = r * dims[d] + idx[d];
-  return r;
-}
+using namespace reft;
 
 struct PoolCase {
   bool is_max = true;
@@ -75,9 +43,9 @@ std::vector<double> naive_pool(const PoolCase& pc, const std::vector<float>& x, 
   Shape padded = {pc.x[0], pc.x[1]};
   for (size_t i = 0; i < k; ++i) padded.push_back(pc.x[2 + i] + pc.pads[i] + pc.pads[k + i]);
   // 1 = real element, 0 = padding.
-  std::vector<double> value(static_cast<size_t>(numel(padded)), 0.0);
+  std::vector<double> value(static_cast<size_t>(shape_numel(padded)), 0.0);
   std::vector<int> real(value.size(), 0);
-  for (int64_t i = 0; i < numel(pc.x); ++i) {
+  for (int64_t i = 0; i < shape_numel(pc.x); ++i) {
     std::vector<int64_t> idx = unravel(i, pc.x);
     for (size_t d = 0; d < k; ++d) idx[2 + d] += pc.pads[d];
     const size_t p = static_cast<size_t>(ravel(idx, padded));
@@ -90,11 +58,11 @@ std::vector<double> naive_pool(const PoolCase& pc, const std::vector<float>& x, 
   *out_shape = os;
   const Shape taps(pc.kernel.begin(), pc.kernel.end());
   std::vector<double> y;
-  for (int64_t o = 0; o < numel(os); ++o) {
+  for (int64_t o = 0; o < shape_numel(os); ++o) {
     std::vector<int64_t> oi = unravel(o, os);
     double best = -INFINITY, sum = 0;
     int reals = 0, present = 0;
-    for (int64_t t = 0; t < numel(taps); ++t) {
+    for (int64_t t = 0; t < shape_numel(taps); ++t) {
       std::vector<int64_t> ti = unravel(t, taps);
       std::vector<int64_t> pi = {oi[0], oi[1]};
       bool inside_grid = true;
@@ -131,10 +99,10 @@ Attrs pool_attrs(const PoolCase& pc) {
 
 void run_pool_case(const PoolCase& pc, uint32_t seed) {
   SCOPED_TRACE(pc.label());
-  std::vector<float> x = test::random_floats(static_cast<size_t>(numel(pc.x)), seed, -2.f, 2.f);
+  std::vector<float> x = random_floats(static_cast<size_t>(shape_numel(pc.x)), seed, -2.f, 2.f);
   Shape want_shape;
   std::vector<double> want = naive_pool(pc, x, &want_shape);
-  OpResult r = test::run_op(pc.is_max ? OpId::MaxPool : OpId::AveragePool, pool_attrs(pc), {TensorData::f32(pc.x, x)}, 1, "ref");
+  OpResult r = run_op(pc.is_max ? OpId::MaxPool : OpId::AveragePool, pool_attrs(pc), {TensorData::f32(pc.x, x)}, 1, "ref");
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   ASSERT_EQ(r.outputs[0].shape, want_shape);
   expect_close(r.outputs[0].as<float>(), want, 1e-6, "pool");
@@ -211,7 +179,7 @@ TEST(PoolRef, AutoPad) {
       pc.strides = {c.s, 1};
       pc.dilations = {1, 1};
       pc.pads = {c.pb, 0, c.pe, 0};
-      std::vector<float> x = test::random_floats(static_cast<size_t>(numel(pc.x)), seed++);
+      std::vector<float> x = random_floats(static_cast<size_t>(shape_numel(pc.x)), seed++);
       Shape want_shape;
       std::vector<double> want = naive_pool(pc, x, &want_shape);
       Attrs a;
@@ -220,7 +188,7 @@ TEST(PoolRef, AutoPad) {
       a.set_string("auto_pad", c.mode);
       a.set_int("ceil_mode", 1);  // ignored with auto_pad
       SCOPED_TRACE(c.mode + " in=" + std::to_string(c.in) + " k=" + std::to_string(c.k) + " s=" + std::to_string(c.s));
-      OpResult r = test::run_op(is_max ? OpId::MaxPool : OpId::AveragePool, a, {TensorData::f32(pc.x, x)}, 1);
+      OpResult r = run_op(is_max ? OpId::MaxPool : OpId::AveragePool, a, {TensorData::f32(pc.x, x)}, 1);
       ASSERT_TRUE(r.status.ok()) << r.status.message();
       ASSERT_EQ(r.outputs[0].shape, want_shape);
       expect_close(r.outputs[0].as<float>(), want, 1e-6, "auto_pad");
@@ -240,17 +208,17 @@ TEST(PoolRef, OnnxExamples) {
   a.set_ints("kernel_shape", {3, 3});
   a.set_ints("strides", {2, 2});
   a.set_int("ceil_mode", 1);
-  OpResult r = test::run_op(OpId::MaxPool, a, {TensorData::f32({1, 1, 4, 4}, iota(16))}, 1);
+  OpResult r = run_op(OpId::MaxPool, a, {TensorData::f32({1, 1, 4, 4}, iota(16))}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.outputs[0].as<float>(), (std::vector<float>{11, 12, 15, 16}));
-  r = test::run_op(OpId::AveragePool, a, {TensorData::f32({1, 1, 4, 4}, iota(16))}, 1);
+  r = run_op(OpId::AveragePool, a, {TensorData::f32({1, 1, 4, 4}, iota(16))}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.outputs[0].as<float>(), (std::vector<float>{6, 7.5f, 12, 13.5f}));
   // test_maxpool_2d_dilations: kernel 2, dilation 2.
   Attrs d;
   d.set_ints("kernel_shape", {2, 2});
   d.set_ints("dilations", {2, 2});
-  r = test::run_op(OpId::MaxPool, d, {TensorData::f32({1, 1, 4, 4}, iota(16))}, 1);
+  r = run_op(OpId::MaxPool, d, {TensorData::f32({1, 1, 4, 4}, iota(16))}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.outputs[0].as<float>(), (std::vector<float>{11, 12, 15, 16}));
 }
@@ -260,11 +228,11 @@ TEST(PoolRef, HandComputedPadsAndCeil) {
   Attrs a;
   a.set_ints("kernel_shape", {3, 3});
   a.set_ints("pads", {1, 1, 1, 1});
-  OpResult r = test::run_op(OpId::AveragePool, a, {TensorData::f32({1, 1, 3, 3}, iota(9))}, 1);
+  OpResult r = run_op(OpId::AveragePool, a, {TensorData::f32({1, 1, 3, 3}, iota(9))}, 1);
   ASSERT_TRUE(r.status.ok());
   EXPECT_FLOAT_EQ(r.outputs[0].as<float>()[0], 3.f);
   a.set_int("count_include_pad", 1);
-  r = test::run_op(OpId::AveragePool, a, {TensorData::f32({1, 1, 3, 3}, iota(9))}, 1);
+  r = run_op(OpId::AveragePool, a, {TensorData::f32({1, 1, 3, 3}, iota(9))}, 1);
   ASSERT_TRUE(r.status.ok());
   EXPECT_FLOAT_EQ(r.outputs[0].as<float>()[0], 12.f / 9.f);
   EXPECT_FLOAT_EQ(r.outputs[0].as<float>()[4], 5.f);
@@ -276,14 +244,14 @@ TEST(PoolRef, HandComputedPadsAndCeil) {
   c.set_ints("strides", {2});
   c.set_ints("pads", {1, 1});
   c.set_int("ceil_mode", 1);
-  r = test::run_op(OpId::MaxPool, c, {TensorData::f32({1, 1, 5}, iota(5))}, 1);
+  r = run_op(OpId::MaxPool, c, {TensorData::f32({1, 1, 5}, iota(5))}, 1);
   ASSERT_TRUE(r.status.ok());
   EXPECT_EQ(r.outputs[0].as<float>(), (std::vector<float>{1, 3, 5}));
-  r = test::run_op(OpId::AveragePool, c, {TensorData::f32({1, 1, 5}, iota(5))}, 1);
+  r = run_op(OpId::AveragePool, c, {TensorData::f32({1, 1, 5}, iota(5))}, 1);
   ASSERT_TRUE(r.status.ok());
   EXPECT_EQ(r.outputs[0].as<float>(), (std::vector<float>{1, 2.5f, 4.5f}));
   c.set_int("count_include_pad", 1);
-  r = test::run_op(OpId::AveragePool, c, {TensorData::f32({1, 1, 5}, iota(5))}, 1);
+  r = run_op(OpId::AveragePool, c, {TensorData::f32({1, 1, 5}, iota(5))}, 1);
   ASSERT_TRUE(r.status.ok());
   EXPECT_EQ(r.outputs[0].as<float>(), (std::vector<float>{0.5f, 2.5f, 4.5f}));
 
@@ -294,7 +262,7 @@ TEST(PoolRef, HandComputedPadsAndCeil) {
   e.set_ints("strides", {2});
   e.set_int("ceil_mode", 1);
   e.set_int("count_include_pad", 1);
-  r = test::run_op(OpId::AveragePool, e, {TensorData::f32({1, 1, 5}, iota(5))}, 1);
+  r = run_op(OpId::AveragePool, e, {TensorData::f32({1, 1, 5}, iota(5))}, 1);
   ASSERT_TRUE(r.status.ok());
   EXPECT_EQ(r.outputs[0].as<float>(), (std::vector<float>{1.5f, 3.5f, 5.f}));
 }
@@ -302,8 +270,8 @@ TEST(PoolRef, HandComputedPadsAndCeil) {
 TEST(PoolRef, GlobalPools) {
   for (const Shape& s : {Shape{2, 3, 5}, Shape{2, 3, 4, 5}, Shape{1, 2, 3, 2, 4}, Shape{3, 1, 1, 1}}) {
     SCOPED_TRACE(shape_str(s));
-    std::vector<float> x = test::random_floats(static_cast<size_t>(numel(s)), 11);
-    const int64_t planes = s[0] * s[1], len = numel(s) / planes;
+    std::vector<float> x = random_floats(static_cast<size_t>(shape_numel(s)), 11);
+    const int64_t planes = s[0] * s[1], len = shape_numel(s) / planes;
     std::vector<double> mean, max;
     for (int64_t p = 0; p < planes; ++p) {
       double sum = 0, best = -INFINITY;
@@ -316,11 +284,11 @@ TEST(PoolRef, GlobalPools) {
     }
     Shape want_shape = s;
     for (size_t i = 2; i < s.size(); ++i) want_shape[i] = 1;
-    OpResult r = test::run_op(OpId::GlobalAveragePool, Attrs(), {TensorData::f32(s, x)}, 1);
+    OpResult r = run_op(OpId::GlobalAveragePool, Attrs(), {TensorData::f32(s, x)}, 1);
     ASSERT_TRUE(r.status.ok()) << r.status.message();
     EXPECT_EQ(r.outputs[0].shape, want_shape);
     expect_close(r.outputs[0].as<float>(), mean, 1e-6, "GlobalAveragePool");
-    r = test::run_op(OpId::GlobalMaxPool, Attrs(), {TensorData::f32(s, x)}, 1);
+    r = run_op(OpId::GlobalMaxPool, Attrs(), {TensorData::f32(s, x)}, 1);
     ASSERT_TRUE(r.status.ok()) << r.status.message();
     EXPECT_EQ(r.outputs[0].shape, want_shape);
     expect_close(r.outputs[0].as<float>(), max, 0, "GlobalMaxPool");
@@ -415,4 +383,4 @@ TEST(PoolInfer, Errors) {
 }
 
 }  // namespace
-}  // namespace orknn
+}  // namespace orknn::test

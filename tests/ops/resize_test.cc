@@ -2,26 +2,15 @@
 // inputs against a recursive per-axis implementation written here in double (neighbour choice
 // and coefficients as in the ONNX reference implementation), ONNX documentation examples, the
 // opset-10 input form, axes / keep_aspect_ratio_policy, normalisation and errors.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include "graph/ir.h"
-#include "testutil/op_harness.h"
+#include "ops/ref_test_helpers.h"
 
-namespace orknn {
+namespace orknn::test {
 namespace {
-
-using test::OpResult;
-using test::TensorData;
-
-int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
+using namespace reft;
 
 struct Spec {
   std::string mode = "nearest", ctm = "half_pixel", nearest_mode = "round_prefer_floor";
@@ -125,7 +114,7 @@ double interp(const Spec& sp, const Shape& xs, const std::vector<float>& x, cons
 
 std::vector<double> naive_resize(const Spec& sp, const Shape& xs, const std::vector<float>& x) {
   std::vector<double> y;
-  for (int64_t e = 0; e < numel(sp.out); ++e) {
+  for (int64_t e = 0; e < shape_numel(sp.out); ++e) {
     std::vector<int64_t> oi(sp.out.size());
     int64_t rem = e;
     for (size_t d = sp.out.size(); d-- > 0;) { oi[d] = rem % sp.out[d]; rem /= sp.out[d]; }
@@ -147,17 +136,6 @@ Attrs spec_attrs(const Spec& sp) {
   }
   if (sp.extrapolation != 0) a.set_float("extrapolation_value", static_cast<float>(sp.extrapolation));
   return a;
-}
-
-void expect_close(const std::vector<float>& got, const std::vector<double>& want, double tol, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  size_t bad = 0, first = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (!(std::fabs(got[i] - want[i]) <= tol * (1.0 + std::fabs(want[i])))) {
-      if (bad++ == 0) first = i;
-    }
-  }
-  EXPECT_EQ(bad, 0u) << what << ": first mismatch at " << first << " got " << got[first] << " want " << want[first];
 }
 
 TEST(ResizeRef, ParameterMatrix) {
@@ -195,7 +173,7 @@ TEST(ResizeRef, ParameterMatrix) {
               for (size_t i = 0; i < g.x.size(); ++i) sp.scales[i] = static_cast<float>(sp.out[i]) / static_cast<float>(g.x[i]);
             SCOPED_TRACE(shape_str(g.x) + " -> " + shape_str(sp.out) + " " + sp.mode + "/" + sp.nearest_mode + " " + sp.ctm +
                          (by_sizes ? " sizes" : " scales") + " a=" + std::to_string(sp.cubic_a));
-            std::vector<float> x = test::random_floats(static_cast<size_t>(numel(g.x)), seed++, -2.f, 2.f);
+            std::vector<float> x = random_floats(static_cast<size_t>(shape_numel(g.x)), seed++, -2.f, 2.f);
             std::vector<TensorData> in = {TensorData::f32(g.x, x), TensorData::none()};
             if (by_sizes) {
               in.push_back(TensorData::f32({0}, {}, true));  // empty scales, as exporters write it
@@ -203,7 +181,7 @@ TEST(ResizeRef, ParameterMatrix) {
             } else {
               in.push_back(TensorData::f32({static_cast<int64_t>(scales.size())}, scales, true));
             }
-            OpResult r = test::run_op(OpId::Resize, spec_attrs(sp), in, 1);
+            OpResult r = run_op(OpId::Resize, spec_attrs(sp), in, 1);
             ASSERT_TRUE(r.status.ok()) << r.status.message();
             ASSERT_EQ(r.outputs[0].shape, sp.out);
             expect_close(r.outputs[0].as<float>(), naive_resize(sp, g.x, x), 2e-5, "Resize");
@@ -223,7 +201,7 @@ TEST(ResizeRef, TfCropAndResize) {
   Attrs a;
   a.set_string("mode", "linear");
   a.set_string("coordinate_transformation_mode", "tf_crop_and_resize");
-  OpResult r = test::run_op(OpId::Resize, a,
+  OpResult r = run_op(OpId::Resize, a,
                             {TensorData::f32({1, 1, 4, 4}, x16), TensorData::f32({8}, {0, 0, 0.4f, 0.6f, 1, 1, 0.6f, 0.8f}, true),
                              TensorData::none(), TensorData::i64({4}, {1, 1, 3, 3})},
                             1);
@@ -231,7 +209,7 @@ TEST(ResizeRef, TfCropAndResize) {
   expect_close(r.outputs[0].as<float>(), {7.6, 7.9, 8.2, 8.8, 9.1, 9.4, 10.0, 10.3, 10.6}, 1e-5, "crop");
   // test_resize_tf_crop_and_resize_extrapolation_value.
   a.set_float("extrapolation_value", 10.f);
-  r = test::run_op(OpId::Resize, a,
+  r = run_op(OpId::Resize, a,
                    {TensorData::f32({1, 1, 4, 4}, x16), TensorData::f32({8}, {0, 0, 0.4f, 0.6f, 1, 1, 1.2f, 1.7f}, true),
                     TensorData::none(), TensorData::i64({4}, {1, 1, 3, 3})},
                    1);
@@ -258,7 +236,7 @@ TEST(ResizeRef, TfCropAndResize) {
         sp.scales = {1, 1, 4.f / 5.f, 3.f / 6.f};
       }
       SCOPED_TRACE(std::string(mode) + (with_scales ? " scales" : " sizes"));
-      std::vector<float> x = test::random_floats(static_cast<size_t>(numel(xs)), seed++);
+      std::vector<float> x = random_floats(static_cast<size_t>(shape_numel(xs)), seed++);
       Attrs at = spec_attrs(sp);
       at.set_ints("axes", {2, 3});  // roi, scales and sizes list H and W only
       std::vector<TensorData> in = {TensorData::f32(xs, x), TensorData::f32({4}, {-0.1f, 0.2f, 0.8f, 1.3f}, true)};
@@ -268,7 +246,7 @@ TEST(ResizeRef, TfCropAndResize) {
         in.push_back(TensorData::none());
         in.push_back(TensorData::i64({2}, {4, 3}));
       }
-      OpResult rr = test::run_op(OpId::Resize, at, in, 1);
+      OpResult rr = run_op(OpId::Resize, at, in, 1);
       ASSERT_TRUE(rr.status.ok()) << rr.status.message();
       ASSERT_EQ(rr.outputs[0].shape, sp.out);
       expect_close(rr.outputs[0].as<float>(), naive_resize(sp, xs, x), 2e-5, "tf_crop_and_resize");
@@ -280,12 +258,12 @@ TEST(ResizeRef, OnnxExamples) {
   // test_resize_upsample_scales_nearest
   Attrs nearest;
   nearest.set_string("mode", "nearest");
-  OpResult r = test::run_op(OpId::Resize, nearest,
+  OpResult r = run_op(OpId::Resize, nearest,
                             {TensorData::f32({1, 1, 2, 2}, {1, 2, 3, 4}), TensorData::none(), TensorData::f32({4}, {1, 1, 2, 3}, true)}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.outputs[0].as<float>(), (std::vector<float>{1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4}));
   // test_resize_downsample_scales_nearest
-  r = test::run_op(OpId::Resize, nearest,
+  r = run_op(OpId::Resize, nearest,
                    {TensorData::f32({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), TensorData::none(), TensorData::f32({4}, {1, 1, 0.6f, 0.6f}, true)}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.outputs[0].shape, (Shape{1, 1, 1, 2}));
@@ -293,25 +271,25 @@ TEST(ResizeRef, OnnxExamples) {
   // test_resize_upsample_scales_linear
   Attrs linear;
   linear.set_string("mode", "linear");
-  r = test::run_op(OpId::Resize, linear,
+  r = run_op(OpId::Resize, linear,
                    {TensorData::f32({1, 1, 2, 2}, {1, 2, 3, 4}), TensorData::none(), TensorData::f32({4}, {1, 1, 2, 2}, true)}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   expect_close(r.outputs[0].as<float>(), {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4}, 1e-6, "linear");
   // test_resize_downsample_scales_linear
-  r = test::run_op(OpId::Resize, linear,
+  r = run_op(OpId::Resize, linear,
                    {TensorData::f32({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), TensorData::none(), TensorData::f32({4}, {1, 1, 0.6f, 0.6f}, true)}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   expect_close(r.outputs[0].as<float>(), {2.6666665, 4.3333331}, 1e-6, "linear down");
   // test_resize_upsample_scales_linear_align_corners / downsample (unfloored resized length).
   linear.set_string("coordinate_transformation_mode", "align_corners");
-  r = test::run_op(OpId::Resize, linear,
+  r = run_op(OpId::Resize, linear,
                    {TensorData::f32({1, 1, 2, 2}, {1, 2, 3, 4}), TensorData::none(), TensorData::f32({4}, {1, 1, 2, 2}, true)}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   const double t = 1.0 / 3;
   expect_close(r.outputs[0].as<float>(),
                {1, 1 + t, 1 + 2 * t, 2, 1 + 2 * t, 2, 2 + t, 2 + 2 * t, 2 + t, 2 + 2 * t, 3, 3 + t, 3, 3 + t, 3 + 2 * t, 4}, 1e-6,
                "align_corners");
-  r = test::run_op(OpId::Resize, linear,
+  r = run_op(OpId::Resize, linear,
                    {TensorData::f32({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), TensorData::none(), TensorData::f32({4}, {1, 1, 0.6f, 0.6f}, true)}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   expect_close(r.outputs[0].as<float>(), {1, 3.142857}, 1e-6, "align_corners down");
@@ -319,26 +297,26 @@ TEST(ResizeRef, OnnxExamples) {
 
 TEST(ResizeRef, Opset10FormAndScalesAttribute) {
   // (X, scales) with asymmetric + floor, the Upsample semantics the converter sets for opset 10.
-  std::vector<float> x = test::random_floats(2 * 3 * 4, 8);
+  std::vector<float> x = random_floats(2 * 3 * 4, 8);
   Spec sp;
   sp.ctm = "asymmetric";
   sp.nearest_mode = "floor";
   sp.scales = {1, 1, 2.5f, 1.5f};
   sp.out = {1, 2, 7, 6};
   Attrs a = spec_attrs(sp);
-  OpResult r = test::run_op(OpId::Resize, a, {TensorData::f32({1, 2, 3, 4}, x), TensorData::f32({4}, sp.scales, true)}, 1);
+  OpResult r = run_op(OpId::Resize, a, {TensorData::f32({1, 2, 3, 4}, x), TensorData::f32({4}, sp.scales, true)}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   ASSERT_EQ(r.outputs[0].shape, sp.out);
   expect_close(r.outputs[0].as<float>(), naive_resize(sp, {1, 2, 3, 4}, x), 0, "opset10");
   // The same through a "scales" attribute only (no parameter inputs).
   a.set_floats("scales", sp.scales);
-  r = test::run_op(OpId::Resize, a, {TensorData::f32({1, 2, 3, 4}, x)}, 1);
+  r = run_op(OpId::Resize, a, {TensorData::f32({1, 2, 3, 4}, x)}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   expect_close(r.outputs[0].as<float>(), naive_resize(sp, {1, 2, 3, 4}, x), 0, "scales attribute");
 }
 
 TEST(ResizeRef, AxesAndKeepAspectRatio) {
-  std::vector<float> x = test::random_floats(2 * 3 * 4 * 6, 9);
+  std::vector<float> x = random_floats(2 * 3 * 4 * 6, 9);
   const Shape xs = {2, 3, 4, 6};
   struct Case { const char* policy; std::vector<int64_t> sizes; Shape out; };
   const Case cases[] = {
@@ -353,7 +331,7 @@ TEST(ResizeRef, AxesAndKeepAspectRatio) {
     a.set_string("mode", "linear");
     a.set_ints("axes", {2, -1});
     a.set_string("keep_aspect_ratio_policy", c.policy);
-    OpResult r = test::run_op(OpId::Resize, a, {TensorData::f32(xs, x), TensorData::none(), TensorData::none(), TensorData::i64({2}, c.sizes)}, 1);
+    OpResult r = run_op(OpId::Resize, a, {TensorData::f32(xs, x), TensorData::none(), TensorData::none(), TensorData::i64({2}, c.sizes)}, 1);
     ASSERT_TRUE(r.status.ok()) << r.status.message();
     Spec sp;
     sp.mode = "linear";
@@ -484,4 +462,4 @@ TEST(ResizeInfer, Errors) {
 }
 
 }  // namespace
-}  // namespace orknn
+}  // namespace orknn::test

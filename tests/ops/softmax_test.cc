@@ -1,25 +1,14 @@
 // Softmax and LogSoftmax (opset 13, one axis): every axis of ranks 1 to 4 against a double
 // implementation here, ONNX example values, large inputs, and error cases.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <string>
 #include <vector>
 
-#include "graph/ir.h"
-#include "testutil/op_harness.h"
+#include "ops/ref_test_helpers.h"
 
-namespace orknn {
+namespace orknn::test {
 namespace {
-
-using test::OpResult;
-using test::TensorData;
-
-int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
+using namespace reft;
 
 // Softmax over `axis` by gathering each slice through explicit strides.
 std::vector<double> naive_softmax(const Shape& s, size_t axis, const std::vector<float>& x, bool log) {
@@ -27,7 +16,7 @@ std::vector<double> naive_softmax(const Shape& s, size_t axis, const std::vector
   for (size_t i = axis + 1; i < s.size(); ++i) stride *= s[i];
   const int64_t len = s[axis];
   std::vector<double> y(x.size());
-  for (int64_t e = 0; e < numel(s); ++e) {
+  for (int64_t e = 0; e < shape_numel(s); ++e) {
     const int64_t pos = (e / stride) % len, start = e - pos * stride;
     double mx = -INFINITY;
     for (int64_t j = 0; j < len; ++j) mx = std::max<double>(mx, x[static_cast<size_t>(start + j * stride)]);
@@ -46,10 +35,10 @@ TEST(SoftmaxRef, EveryAxis) {
     for (int64_t axis = -rank; axis < rank; ++axis) {
       for (bool log : {false, true}) {
         SCOPED_TRACE(shape_str(s) + " axis=" + std::to_string(axis) + (log ? " log" : ""));
-        std::vector<float> x = test::random_floats(static_cast<size_t>(numel(s)), seed++, -5.f, 5.f);
+        std::vector<float> x = random_floats(static_cast<size_t>(shape_numel(s)), seed++, -5.f, 5.f);
         Attrs a;
         a.set_int("axis", axis);
-        OpResult r = test::run_op(log ? OpId::LogSoftmax : OpId::Softmax, a, {TensorData::f32(s, x)}, 1);
+        OpResult r = run_op(log ? OpId::LogSoftmax : OpId::Softmax, a, {TensorData::f32(s, x)}, 1);
         ASSERT_TRUE(r.status.ok()) << r.status.message();
         ASSERT_EQ(r.outputs[0].shape, s);
         std::vector<double> want = naive_softmax(s, static_cast<size_t>(axis < 0 ? axis + rank : axis), x, log);
@@ -61,8 +50,8 @@ TEST(SoftmaxRef, EveryAxis) {
 }
 
 TEST(SoftmaxRef, DefaultAxisIsLast) {
-  std::vector<float> x = test::random_floats(24, 3);
-  OpResult r = test::run_op(OpId::Softmax, Attrs(), {TensorData::f32({2, 3, 4}, x)}, 1);
+  std::vector<float> x = random_floats(24, 3);
+  OpResult r = run_op(OpId::Softmax, Attrs(), {TensorData::f32({2, 3, 4}, x)}, 1);
   ASSERT_TRUE(r.status.ok());
   std::vector<double> want = naive_softmax({2, 3, 4}, 2, x, false);
   std::vector<float> got = r.outputs[0].as<float>();
@@ -71,19 +60,19 @@ TEST(SoftmaxRef, DefaultAxisIsLast) {
 
 TEST(SoftmaxRef, OnnxExampleAndLargeNumbers) {
   // test_softmax_example: [-1, 0, 1].
-  OpResult r = test::run_op(OpId::Softmax, Attrs(), {TensorData::f32({1, 3}, {-1, 0, 1})}, 1);
+  OpResult r = run_op(OpId::Softmax, Attrs(), {TensorData::f32({1, 3}, {-1, 0, 1})}, 1);
   ASSERT_TRUE(r.status.ok());
   std::vector<float> y = r.outputs[0].as<float>();
   EXPECT_NEAR(y[0], 0.09003058, 1e-7);
   EXPECT_NEAR(y[1], 0.24472848, 1e-7);
   EXPECT_NEAR(y[2], 0.66524094, 1e-7);
   // Large values must not overflow: same result as [0, 1, 2, 3] shifted by 10000.
-  r = test::run_op(OpId::Softmax, Attrs(), {TensorData::f32({4}, {10000, 10001, 10002, 10003})}, 1);
+  r = run_op(OpId::Softmax, Attrs(), {TensorData::f32({4}, {10000, 10001, 10002, 10003})}, 1);
   ASSERT_TRUE(r.status.ok());
   y = r.outputs[0].as<float>();
   EXPECT_NEAR(y[0], 0.0320586, 1e-6);
   EXPECT_NEAR(y[3], 0.64391426, 1e-6);
-  r = test::run_op(OpId::LogSoftmax, Attrs(), {TensorData::f32({4}, {10000, 10001, 10002, 10003})}, 1);
+  r = run_op(OpId::LogSoftmax, Attrs(), {TensorData::f32({4}, {10000, 10001, 10002, 10003})}, 1);
   ASSERT_TRUE(r.status.ok());
   y = r.outputs[0].as<float>();
   EXPECT_NEAR(y[0], -3.4401896, 1e-5);
@@ -130,4 +119,4 @@ TEST(SoftmaxInfer, ErrorsAndNormalisation) {
 }
 
 }  // namespace
-}  // namespace orknn
+}  // namespace orknn::test

@@ -1,19 +1,14 @@
 // DepthToSpace (DCR, CRD) and SpaceToDepth: against the ONNX definition (reshape + transpose)
 // implemented here with a generic 6-D transpose, the ONNX documentation examples, other dtypes,
 // and error cases.
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
 
-#include "graph/ir.h"
-#include "testutil/op_harness.h"
+#include "ops/ref_test_helpers.h"
 
-namespace orknn {
+namespace orknn::test {
 namespace {
-
-using test::OpResult;
-using test::TensorData;
+using namespace reft;
 
 // Transposes a row-major tensor of `dims` by `perm` (out dim i = in dim perm[i]).
 std::vector<float> transpose(const std::vector<float>& x, const std::vector<int64_t>& dims, const std::vector<int>& perm) {
@@ -53,11 +48,11 @@ TEST(DepthToSpaceRef, ModesAndBlocks) {
       for (int64_t n : {1, 2}) {
         const Shape s = {n, 2 * b * b, 3, 2};
         SCOPED_TRACE("b=" + std::to_string(b) + (crd ? " CRD" : " DCR") + " " + shape_str(s));
-        std::vector<float> x = test::random_floats(static_cast<size_t>(shape_numel(s)), seed++);
+        std::vector<float> x = random_floats(static_cast<size_t>(shape_numel(s)), seed++);
         Attrs a;
         a.set_int("blocksize", b);
         if (crd) a.set_string("mode", "CRD");
-        OpResult r = test::run_op(OpId::DepthToSpace, a, {TensorData::f32(s, x)}, 1);
+        OpResult r = run_op(OpId::DepthToSpace, a, {TensorData::f32(s, x)}, 1);
         ASSERT_TRUE(r.status.ok()) << r.status.message();
         EXPECT_EQ(r.outputs[0].shape, (Shape{n, 2, 3 * b, 2 * b}));
         EXPECT_EQ(r.outputs[0].as<float>(), spec_depth_to_space(x, s, b, crd));
@@ -72,16 +67,16 @@ TEST(SpaceToDepthRef, Blocks) {
     for (int64_t n : {1, 2}) {
       const Shape s = {n, 3, 2 * b, 3 * b};
       SCOPED_TRACE("b=" + std::to_string(b) + " " + shape_str(s));
-      std::vector<float> x = test::random_floats(static_cast<size_t>(shape_numel(s)), seed++);
+      std::vector<float> x = random_floats(static_cast<size_t>(shape_numel(s)), seed++);
       Attrs a;
       a.set_int("blocksize", b);
-      OpResult r = test::run_op(OpId::SpaceToDepth, a, {TensorData::f32(s, x)}, 1);
+      OpResult r = run_op(OpId::SpaceToDepth, a, {TensorData::f32(s, x)}, 1);
       ASSERT_TRUE(r.status.ok()) << r.status.message();
       EXPECT_EQ(r.outputs[0].shape, (Shape{n, 3 * b * b, 2, 3}));
       std::vector<float> y = r.outputs[0].as<float>();
       EXPECT_EQ(y, spec_space_to_depth(x, s, b));
       // DepthToSpace DCR undoes SpaceToDepth.
-      OpResult back = test::run_op(OpId::DepthToSpace, a, {TensorData::f32(r.outputs[0].shape, y)}, 1);
+      OpResult back = run_op(OpId::DepthToSpace, a, {TensorData::f32(r.outputs[0].shape, y)}, 1);
       ASSERT_TRUE(back.status.ok());
       EXPECT_EQ(back.outputs[0].as<float>(), x);
     }
@@ -94,7 +89,7 @@ TEST(DepthToSpaceRef, OnnxExamples) {
   Attrs a;
   a.set_int("blocksize", 2);
   a.set_string("mode", "DCR");
-  OpResult r = test::run_op(OpId::DepthToSpace, a, {TensorData::f32({1, 8, 2, 3}, x)}, 1);
+  OpResult r = run_op(OpId::DepthToSpace, a, {TensorData::f32({1, 8, 2, 3}, x)}, 1);
   ASSERT_TRUE(r.status.ok());
   EXPECT_EQ(r.outputs[0].as<float>(),
             (std::vector<float>{0,  12, 1,  13, 2,  14, 24, 36, 25, 37, 26, 38, 3,  15, 4,  16, 5,  17, 27, 39, 28, 40, 29, 41,
@@ -104,7 +99,7 @@ TEST(DepthToSpaceRef, OnnxExamples) {
   for (int ch = 0; ch < 8; ++ch)
     for (int i = 0; i < 6; ++i) xc.push_back(static_cast<float>(ch * 9 + (i / 3) * 3 + i % 3));
   a.set_string("mode", "CRD");
-  r = test::run_op(OpId::DepthToSpace, a, {TensorData::f32({1, 8, 2, 3}, xc)}, 1);
+  r = run_op(OpId::DepthToSpace, a, {TensorData::f32({1, 8, 2, 3}, xc)}, 1);
   ASSERT_TRUE(r.status.ok());
   EXPECT_EQ(r.outputs[0].as<float>(),
             (std::vector<float>{0,  9,  1,  10, 2,  11, 18, 27, 19, 28, 20, 29, 3,  12, 4,  13, 5,  14, 21, 30, 22, 31, 23, 32,
@@ -119,9 +114,9 @@ TEST(SpaceDepthRef, OtherDtypes) {
   for (int i = 0; i < 16; ++i) { x64[static_cast<size_t>(i)] = 1000000000000LL + i; x8[static_cast<size_t>(i)] = static_cast<int8_t>(i - 8); xf[static_cast<size_t>(i)] = static_cast<float>(i); }
   Attrs a;
   a.set_int("blocksize", 2);
-  OpResult rf = test::run_op(OpId::SpaceToDepth, a, {TensorData::f32({1, 1, 4, 4}, xf)}, 1);
-  OpResult r64 = test::run_op(OpId::SpaceToDepth, a, {TensorData::of<int64_t>({1, 1, 4, 4}, x64, DType::kI64, false)}, 1);
-  OpResult r8 = test::run_op(OpId::SpaceToDepth, a, {TensorData::of<int8_t>({1, 1, 4, 4}, x8, DType::kI8, false)}, 1);
+  OpResult rf = run_op(OpId::SpaceToDepth, a, {TensorData::f32({1, 1, 4, 4}, xf)}, 1);
+  OpResult r64 = run_op(OpId::SpaceToDepth, a, {TensorData::of<int64_t>({1, 1, 4, 4}, x64, DType::kI64, false)}, 1);
+  OpResult r8 = run_op(OpId::SpaceToDepth, a, {TensorData::of<int8_t>({1, 1, 4, 4}, x8, DType::kI8, false)}, 1);
   ASSERT_TRUE(rf.status.ok() && r64.status.ok() && r8.status.ok());
   EXPECT_EQ(r64.outputs[0].dtype, DType::kI64);
   EXPECT_EQ(r8.outputs[0].dtype, DType::kI8);
@@ -166,4 +161,4 @@ TEST(SpaceDepthInfer, Errors) {
 }
 
 }  // namespace
-}  // namespace orknn
+}  // namespace orknn::test

@@ -1,5 +1,7 @@
 #include "kernels/ref/activation.h"
 
+#include <limits>
+
 namespace orknn {
 
 FusedAct parse_fused_act(const std::string& name) {
@@ -10,6 +12,31 @@ FusedAct parse_fused_act(const std::string& name) {
   if (name == "HardSigmoid") return FusedAct::kHardSigmoid;
   if (name == "Sigmoid") return FusedAct::kSigmoid;
   return FusedAct::kNone;
+}
+
+ActParams default_act_params(FusedAct act) {
+  ActParams p;
+  switch (act) {
+    case FusedAct::kLeakyRelu: p.alpha = 0.01f; break;
+    case FusedAct::kClip:
+      p.alpha = -std::numeric_limits<float>::infinity();
+      p.beta = std::numeric_limits<float>::infinity();
+      break;
+    case FusedAct::kHardSigmoid:
+      p.alpha = 0.2f;
+      p.beta = 0.5f;
+      break;
+    default: break;
+  }
+  return p;
+}
+
+FusedActivation read_fused_act(const Attrs& attrs) {
+  FusedActivation f;
+  f.act = parse_fused_act(attrs.get_string("fused_act", ""));
+  f.alpha = attrs.get_float("fused_alpha", 0.f);
+  f.beta = attrs.get_float("fused_beta", 0.f);
+  return f;
 }
 
 void apply_fused_act(float* data, size_t n, FusedAct act, float alpha, float beta) {

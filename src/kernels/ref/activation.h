@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <string>
 
+#include "graph/ir.h"
+
 namespace orknn {
 
 // Attribute "fused_act" holds one of these ONNX op names; "fused_alpha"/"fused_beta" hold its
@@ -11,6 +13,14 @@ namespace orknn {
 enum class FusedAct { kNone, kRelu, kClip, kLeakyRelu, kHardSwish, kHardSigmoid, kSigmoid };
 
 FusedAct parse_fused_act(const std::string& name);  // kNone for "" or unknown
+
+// The ONNX default (alpha, beta) of each activation: LeakyRelu alpha 0.01, Clip min/max -inf/+inf,
+// HardSigmoid 0.2/0.5, 0 for parameters an activation does not have. The one place these
+// defaults live: the activation ops' infer and the fused form both fill them from here.
+struct ActParams {
+  float alpha = 0.f, beta = 0.f;
+};
+ActParams default_act_params(FusedAct act);
 
 inline float apply_fused_act(float x, FusedAct act, float alpha, float beta) {
   switch (act) {
@@ -36,5 +46,14 @@ inline float apply_fused_act(float x, FusedAct act, float alpha, float beta) {
 }
 
 void apply_fused_act(float* data, size_t n, FusedAct act, float alpha, float beta);
+
+// A node's fused activation as the kernels read it ("fused_act", "fused_alpha", "fused_beta";
+// infer has validated and completed them).
+struct FusedActivation {
+  FusedAct act = FusedAct::kNone;
+  float alpha = 0.f, beta = 0.f;
+  float operator()(float x) const { return apply_fused_act(x, act, alpha, beta); }
+};
+FusedActivation read_fused_act(const Attrs& attrs);
 
 }  // namespace orknn

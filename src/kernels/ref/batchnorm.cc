@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/kernel.h"
+#include "kernels/ref/nchw.h"
 
 namespace orknn {
 namespace {
@@ -13,11 +14,7 @@ namespace {
 class BatchNormRef : public Kernel {
  public:
   Status prepare(const KernelContext& ctx) override {
-    const Shape& x = ctx.in_tensor(0).shape;
-    batch_ = x[0];
-    channels_ = x[1];
-    inner_ = 1;
-    for (size_t i = 2; i < x.size(); ++i) inner_ *= x[i];
+    p_ = channel_planes(ctx.in_tensor(0).shape);
     epsilon_ = ctx.node->attrs.get_float("epsilon", 1e-5f);
     return Status::Ok();
   }
@@ -29,17 +26,17 @@ class BatchNormRef : public Kernel {
     const float* mean = ctx.in<float>(3);
     const float* var = ctx.in<float>(4);
     float* y = ctx.out<float>(0);
-    for (int64_t n = 0; n < batch_; ++n) {
-      for (int64_t c = 0; c < channels_; ++c) {
+    for (int64_t n = 0; n < p_.batch; ++n) {
+      for (int64_t c = 0; c < p_.channels; ++c) {
         const float stddev = std::sqrt(var[c] + epsilon_);
-        const int64_t base = (n * channels_ + c) * inner_;
-        for (int64_t i = 0; i < inner_; ++i) y[base + i] = scale[c] * (x[base + i] - mean[c]) / stddev + bias[c];
+        const int64_t base = (n * p_.channels + c) * p_.plane;
+        for (int64_t i = 0; i < p_.plane; ++i) y[base + i] = scale[c] * (x[base + i] - mean[c]) / stddev + bias[c];
       }
     }
   }
 
  private:
-  int64_t batch_ = 0, channels_ = 0, inner_ = 1;
+  ChannelPlanes p_;
   float epsilon_ = 1e-5f;
 };
 

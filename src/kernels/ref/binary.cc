@@ -264,9 +264,16 @@ class WhereKernel : public Kernel {
   StridedLoop loop_;
 };
 
+// The slope broadcasts with "slope_shape" when infer recorded one (a per-channel [C] slope of
+// opset < 7, read as [C, 1, ..., 1]), else with its own shape.
 class PReluKernel : public Kernel {
  public:
-  Status prepare(const KernelContext& ctx) override { return init_broadcast_loop(ctx, &loop_); }
+  Status prepare(const KernelContext& ctx) override {
+    const Shape& out = ctx.out_tensor(0).shape;
+    const Shape slope = ctx.node->attrs.get_ints("slope_shape", ctx.in_tensor(1).shape);
+    loop_.init(out, {dense_strides(out), broadcast_strides(ctx.in_tensor(0).shape, out), broadcast_strides(slope, out)});
+    return Status::Ok();
+  }
   void run(const KernelContext& ctx) override {
     binary_loop(loop_, ctx.in<float>(0), ctx.in<float>(1), ctx.out<float>(0),
                 [](float x, float s) { return PReluOp::apply(x, s); });

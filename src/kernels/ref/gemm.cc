@@ -33,9 +33,7 @@ class GemmRef : public Kernel {
       c_row_stride_ = c_rows == 1 ? 0 : c_cols;
       c_col_stride_ = c_cols == 1 ? 0 : 1;
     }
-    act_ = parse_fused_act(at.get_string("fused_act", ""));
-    act_alpha_ = at.get_float("fused_alpha", 0.f);
-    act_beta_ = at.get_float("fused_beta", 0.f);
+    act_ = read_fused_act(at);
     return Status::Ok();
   }
 
@@ -54,7 +52,7 @@ class GemmRef : public Kernel {
         }
         float v = alpha_ * acc;
         if (c) v += beta_ * c[i * c_row_stride_ + j * c_col_stride_];
-        y[i * n_ + j] = apply_fused_act(v, act_, act_alpha_, act_beta_);
+        y[i * n_ + j] = act_(v);
       }
     }
   }
@@ -63,8 +61,7 @@ class GemmRef : public Kernel {
   bool trans_a_ = false, trans_b_ = false, has_c_ = false;
   float alpha_ = 1.f, beta_ = 1.f;
   int64_t m_ = 0, n_ = 0, k_ = 0, c_row_stride_ = 0, c_col_stride_ = 0;
-  FusedAct act_ = FusedAct::kNone;
-  float act_alpha_ = 0.f, act_beta_ = 0.f;
+  FusedActivation act_;
 };
 
 // numpy.matmul: a 1-D A is a [1, K] row, a 1-D B a [K, 1] column; batch dims broadcast.
@@ -88,10 +85,7 @@ class MatMulRef : public Kernel {
     }
     batches_ = 1;
     for (int64_t d : out_batch_dims_) batches_ *= d;
-    const Attrs& at = ctx.node->attrs;
-    act_ = parse_fused_act(at.get_string("fused_act", ""));
-    act_alpha_ = at.get_float("fused_alpha", 0.f);
-    act_beta_ = at.get_float("fused_beta", 0.f);
+    act_ = read_fused_act(ctx.node->attrs);
     return Status::Ok();
   }
 
@@ -117,7 +111,7 @@ class MatMulRef : public Kernel {
         for (int64_t j = 0; j < n_; ++j) {
           float acc = 0.f;
           for (int64_t p = 0; p < k_; ++p) acc += am[i * k_ + p] * bm[p * n_ + j];
-          ym[i * n_ + j] = apply_fused_act(acc, act_, act_alpha_, act_beta_);
+          ym[i * n_ + j] = act_(acc);
         }
       }
     }
@@ -126,8 +120,7 @@ class MatMulRef : public Kernel {
  private:
   int64_t m_ = 0, n_ = 0, k_ = 0, batches_ = 1;
   std::vector<int64_t> a_batch_dims_, b_batch_dims_, out_batch_dims_;
-  FusedAct act_ = FusedAct::kNone;
-  float act_alpha_ = 0.f, act_beta_ = 0.f;
+  FusedActivation act_;
 };
 
 }  // namespace

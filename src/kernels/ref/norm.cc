@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/kernel.h"
+#include "kernels/ref/nchw.h"
 
 namespace orknn {
 namespace {
@@ -94,11 +95,7 @@ class LayerNormRef : public Kernel {
 class InstanceNormRef : public Kernel {
  public:
   Status prepare(const KernelContext& ctx) override {
-    const Shape& x = ctx.in_tensor(0).shape;
-    batch_ = x[0];
-    channels_ = x[1];
-    len_ = 1;
-    for (size_t i = 2; i < x.size(); ++i) len_ *= x[i];
+    p_ = channel_planes(ctx.in_tensor(0).shape);
     epsilon_ = ctx.node->attrs.get_float("epsilon", 1e-5f);
     return Status::Ok();
   }
@@ -108,16 +105,16 @@ class InstanceNormRef : public Kernel {
     const float* scale = ctx.in<float>(1);
     const float* bias = ctx.in<float>(2);
     float* y = ctx.out<float>(0);
-    for (int64_t n = 0; n < batch_; ++n) {
-      for (int64_t c = 0; c < channels_; ++c) {
-        const int64_t base = (n * channels_ + c) * len_;
-        normalize_group(x + base, y + base, len_, epsilon_, scale + c, nullptr, bias + c, nullptr);
+    for (int64_t n = 0; n < p_.batch; ++n) {
+      for (int64_t c = 0; c < p_.channels; ++c) {
+        const int64_t base = (n * p_.channels + c) * p_.plane;
+        normalize_group(x + base, y + base, p_.plane, epsilon_, scale + c, nullptr, bias + c, nullptr);
       }
     }
   }
 
  private:
-  int64_t batch_ = 0, channels_ = 0, len_ = 1;
+  ChannelPlanes p_;
   float epsilon_ = 1e-5f;
 };
 

@@ -15,60 +15,31 @@
 //  - GlobalMaxPool: maximum over the spatial elements (same comparison).
 #include <cstdint>
 #include <limits>
-#include <vector>
 
 #include "kernels/kernel.h"
+#include "kernels/ref/nchw.h"
 
 namespace orknn {
 namespace {
 
-// 1-D and 2-D pools run as 3-D ones whose leading spatial dims are 1.
-struct PoolGeometry {
-  int64_t planes = 0;  // N * C
-  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, kernel[3] = {1, 1, 1};
-  int64_t stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1}, pad_begin[3] = {0, 0, 0}, pad_end[3] = {0, 0, 0};
-};
-
-PoolGeometry read_geometry(const KernelContext& ctx) {
-  PoolGeometry g;
-  const Shape& xs = ctx.in_tensor(0).shape;
-  const Shape& ys = ctx.out_tensor(0).shape;
-  const Attrs& at = ctx.node->attrs;
-  const size_t k = xs.size() - 2;
-  const std::vector<int64_t> kernel = at.get_ints("kernel_shape");
-  const std::vector<int64_t> strides = at.get_ints("strides");
-  const std::vector<int64_t> dilations = at.get_ints("dilations");
-  const std::vector<int64_t> pads = at.get_ints("pads");
-  g.planes = xs[0] * xs[1];
-  for (size_t i = 0; i < k; ++i) {
-    const size_t slot = 3 - k + i;
-    g.in[slot] = xs[2 + i];
-    g.out[slot] = ys[2 + i];
-    g.kernel[slot] = kernel[i];
-    g.stride[slot] = strides[i];
-    g.dilation[slot] = dilations[i];
-    g.pad_begin[slot] = pads[i];
-    g.pad_end[slot] = pads[k + i];
-  }
-  return g;
-}
-
+// MaxPool (kMax) and AveragePool.
+template <bool kMax>
 class WindowPoolRef : public Kernel {
  public:
-  explicit WindowPoolRef(bool is_max) : is_max_(is_max) {}
-
   Status prepare(const KernelContext& ctx) override {
-    g_ = read_geometry(ctx);
+    g_ = read_spatial_geometry(ctx);
+    const ChannelPlanes p = channel_planes(ctx.in_tensor(0).shape);
+    planes_ = p.batch * p.channels;
     count_include_pad_ = ctx.node->attrs.get_int("count_include_pad", 0) != 0;
     return Status::Ok();
   }
 
   void run(const KernelContext& ctx) override {
-    const PoolGeometry& g = g_;
-    const int64_t in_plane = g.in[0] * g.in[1] * g.in[2];
+    const SpatialGeometry& g = g_;
+    const int64_t in_plane = g.in_plane();
     const float* x = ctx.in<float>(0);
     float* y = ctx.out<float>(0);
-    for (int64_t p = 0; p < g.planes; ++p) {
+    for (int64_t p = 0; p < planes_; ++p) {
       const float* xp = x + p * in_plane;
       for (int64_t od = 0; od < g.out[0]; ++od) {
         for (int64_t oh = 0; oh < g.out[1]; ++oh) {
@@ -77,23 +48,24 @@ class WindowPoolRef : public Kernel {
             float max = std::numeric_limits<float>::lowest();
             int64_t count = 0;
             for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
-              const int64_t id = od * g.stride[0] - g.pad_begin[0] + kd * g.dilation[0];
+              const int64_t id = g.window_input(0, od, kd);
               for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
-                const int64_t ih = oh * g.stride[1] - g.pad_begin[1] + kh * g.dilation[1];
+                const int64_t ih = g.window_input(1, oh, kh);
                 for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
-                  const int64_t iw = ow * g.stride[2] - g.pad_begin[2] + kw * g.dilation[2];
-                  const bool inside = inside_input(id, 0) && inside_input(ih, 1) && inside_input(iw, 2);
+                  const int64_t iw = g.window_input(2, ow, kw);
+                  const bool inside = g.inside_input(0, id) && g.inside_input(1, ih) && g.inside_input(2, iw);
                   if (inside) {
                     const float v = xp[(id * g.in[1] + ih) * g.in[2] + iw];
                     sum += v;
                     if (v > max) max = v;
                   }
-                  if (count_include_pad_ ? inside_padded(id, 0) && inside_padded(ih, 1) && inside_padded(iw, 2) : inside)
+                  if (count_include_pad_ ? g.inside_padded(0, id) && g.inside_padded(1, ih) && g.inside_padded(2, iw)
+                                         : inside)
                     ++count;
                 }
               }
             }
-            if (is_max_) {
+            if (kMax) {
               *y++ = max;
             } else {
               *y++ = count > 0 ? sum / static_cast<float>(count) : 0.f;
@@ -105,32 +77,19 @@ class WindowPoolRef : public Kernel {
   }
 
  private:
-  bool inside_input(int64_t i, int s) const { return i >= 0 && i < g_.in[s]; }
-  bool inside_padded(int64_t i, int s) const { return i >= -g_.pad_begin[s] && i < g_.in[s] + g_.pad_end[s]; }
-
-  bool is_max_;
   bool count_include_pad_ = false;
-  PoolGeometry g_;
+  int64_t planes_ = 0;  // N * C
+  SpatialGeometry g_;
 };
 
-class MaxPoolRef : public WindowPoolRef {
- public:
-  MaxPoolRef() : WindowPoolRef(true) {}
-};
-class AveragePoolRef : public WindowPoolRef {
- public:
-  AveragePoolRef() : WindowPoolRef(false) {}
-};
-
+// GlobalMaxPool (kMax) and GlobalAveragePool.
+template <bool kMax>
 class GlobalPoolRef : public Kernel {
  public:
-  explicit GlobalPoolRef(bool is_max) : is_max_(is_max) {}
-
   Status prepare(const KernelContext& ctx) override {
-    const Shape& x = ctx.in_tensor(0).shape;
-    planes_ = x[0] * x[1];
-    plane_size_ = 1;
-    for (size_t i = 2; i < x.size(); ++i) plane_size_ *= x[i];
+    const ChannelPlanes p = channel_planes(ctx.in_tensor(0).shape);
+    planes_ = p.batch * p.channels;
+    plane_size_ = p.plane;
     return Status::Ok();
   }
 
@@ -139,7 +98,7 @@ class GlobalPoolRef : public Kernel {
     float* y = ctx.out<float>(0);
     for (int64_t p = 0; p < planes_; ++p) {
       const float* xp = x + p * plane_size_;
-      if (is_max_) {
+      if (kMax) {
         float max = std::numeric_limits<float>::lowest();
         for (int64_t i = 0; i < plane_size_; ++i)
           if (xp[i] > max) max = xp[i];
@@ -153,24 +112,14 @@ class GlobalPoolRef : public Kernel {
   }
 
  private:
-  bool is_max_;
   int64_t planes_ = 0, plane_size_ = 1;
-};
-
-class GlobalMaxPoolRef : public GlobalPoolRef {
- public:
-  GlobalMaxPoolRef() : GlobalPoolRef(true) {}
-};
-class GlobalAveragePoolRef : public GlobalPoolRef {
- public:
-  GlobalAveragePoolRef() : GlobalPoolRef(false) {}
 };
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(MaxPool, "ref", 0, nullptr, MaxPoolRef);
-ORKNN_REGISTER_KERNEL(AveragePool, "ref", 0, nullptr, AveragePoolRef);
-ORKNN_REGISTER_KERNEL(GlobalMaxPool, "ref", 0, nullptr, GlobalMaxPoolRef);
-ORKNN_REGISTER_KERNEL(GlobalAveragePool, "ref", 0, nullptr, GlobalAveragePoolRef);
+ORKNN_REGISTER_KERNEL(MaxPool, "ref", 0, nullptr, WindowPoolRef<true>);
+ORKNN_REGISTER_KERNEL(AveragePool, "ref", 0, nullptr, WindowPoolRef<false>);
+ORKNN_REGISTER_KERNEL(GlobalMaxPool, "ref", 0, nullptr, GlobalPoolRef<true>);
+ORKNN_REGISTER_KERNEL(GlobalAveragePool, "ref", 0, nullptr, GlobalPoolRef<false>);
 
 }  // namespace orknn
