@@ -184,10 +184,9 @@ Status infer_Transpose(Graph& g, Node& n) {
 // shape and "shape".
 Status infer_Expand(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 2, 1, 1, 1));
-  ORKNN_RETURN_IF_ERROR(move_ints_input_to_attr(g, n, 1, "shape"));
-  if (!n.attrs.has("shape")) return ORKNN_NODE_ERR(n, "input 1 (shape) is missing");
+  std::vector<int64_t> shape;
+  ORKNN_RETURN_IF_ERROR(read_ints_param(g, n, 1, "shape", &shape));
   const Tensor& x = *g.input(n, 0);
-  const std::vector<int64_t> shape = n.attrs.get_ints("shape");
   for (int64_t d : shape)
     if (d < 0) return ORKNN_NODE_ERR(n, "shape %s has a negative dimension", shape_str(shape).c_str());
   ORKNN_RETURN_IF_ERROR(check_shape(n, shape, "target shape"));
@@ -199,10 +198,9 @@ Status infer_Expand(Graph& g, Node& n) {
 // Normalised: "repeats" (from input 1), one per dimension.
 Status infer_Tile(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 2, 1, 1, 1));
-  ORKNN_RETURN_IF_ERROR(move_ints_input_to_attr(g, n, 1, "repeats"));
-  if (!n.attrs.has("repeats")) return ORKNN_NODE_ERR(n, "input 1 (repeats) is missing");
+  std::vector<int64_t> repeats;
+  ORKNN_RETURN_IF_ERROR(read_ints_param(g, n, 1, "repeats", &repeats));
   const Tensor& x = *g.input(n, 0);
-  const std::vector<int64_t> repeats = n.attrs.get_ints("repeats");
   if (repeats.size() != x.shape.size())
     return ORKNN_NODE_ERR(n, "repeats %s has %zu entries for an input of rank %zu", shape_str(repeats).c_str(),
                           repeats.size(), x.shape.size());

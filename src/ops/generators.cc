@@ -9,9 +9,8 @@ namespace orknn {
 // DType value; the ONNX importer converts the ONNX "value" tensor into these two).
 Status infer_ConstantOfShape(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 1, 1, 1, 0));
-  ORKNN_RETURN_IF_ERROR(move_ints_input_to_attr(g, n, 0, "shape"));
-  if (!n.attrs.has("shape")) return ORKNN_NODE_ERR(n, "input 0 (shape) is missing");
-  const std::vector<int64_t> shape = n.attrs.get_ints("shape");
+  std::vector<int64_t> shape;
+  ORKNN_RETURN_IF_ERROR(read_ints_param(g, n, 0, "shape", &shape));
   for (int64_t d : shape)
     if (d < 0) return ORKNN_NODE_ERR(n, "shape %s has a negative dimension", shape_str(shape).c_str());
   ORKNN_RETURN_IF_ERROR(check_shape(n, shape, "shape"));

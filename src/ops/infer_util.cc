@@ -214,6 +214,13 @@ Status move_ints_input_to_attr(Graph& g, Node& n, size_t i, const char* attr) {
   return Status::Ok();
 }
 
+Status read_ints_param(Graph& g, Node& n, size_t i, const char* attr, std::vector<int64_t>* out) {
+  ORKNN_RETURN_IF_ERROR(move_ints_input_to_attr(g, n, i, attr));
+  if (!n.attrs.has(attr)) return ORKNN_NODE_ERR(n, "%s is missing (neither input %zu nor attribute '%s')", attr, i, attr);
+  *out = n.attrs.get_ints(attr);
+  return Status::Ok();
+}
+
 Status normalize_axis(const Node& n, int64_t axis, int64_t rank, int64_t* out) {
   if (axis < -rank || axis >= rank)
     return ORKNN_NODE_ERR(n, "axis %lld is out of range for rank %lld", static_cast<long long>(axis),

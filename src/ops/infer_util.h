@@ -68,6 +68,11 @@ Status read_const_floats(const Graph& g, const Node& n, size_t i, const char* wh
 // absent (-1). Absent input: nothing happens.
 Status move_ints_input_to_attr(Graph& g, Node& n, size_t i, const char* attr);
 
+// A required ints parameter that opsets give as input i or (older opsets, or a node infer has
+// already normalised) as attribute `attr`: move_ints_input_to_attr, then the attribute's value
+// into *out; neither given is an error.
+Status read_ints_param(Graph& g, Node& n, size_t i, const char* attr, std::vector<int64_t>* out);
+
 // Resolves a possibly negative axis against `rank` (valid range [-rank, rank-1]).
 Status normalize_axis(const Node& n, int64_t axis, int64_t rank, int64_t* out);
 // Resolves each axis and checks for duplicates, keeping the given order (for lists that pair

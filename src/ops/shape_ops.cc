@@ -10,12 +10,11 @@ namespace orknn {
 // input shape is re-pinned) and "allowzero".
 Status infer_Reshape(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 2, 1, 1, 1));
-  ORKNN_RETURN_IF_ERROR(move_ints_input_to_attr(g, n, 1, "shape"));
-  if (!n.attrs.has("shape")) return ORKNN_NODE_ERR(n, "no target shape (input 1 or attribute 'shape')");
+  std::vector<int64_t> spec;
+  ORKNN_RETURN_IF_ERROR(read_ints_param(g, n, 1, "shape", &spec));
   const int64_t allowzero = n.attrs.get_int("allowzero", 0);
   n.attrs.set_int("allowzero", allowzero);
   const Tensor& x = *g.input(n, 0);
-  const std::vector<int64_t> spec = n.attrs.get_ints("shape");
 
   Shape out(spec.size());
   int infer_at = -1;
@@ -102,10 +101,9 @@ Status infer_Squeeze(Graph& g, Node& n) {
 // Normalised: "axes" sorted, non-negative, relative to the output rank.
 Status infer_Unsqueeze(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 2, 1, 1, 1));
-  ORKNN_RETURN_IF_ERROR(move_ints_input_to_attr(g, n, 1, "axes"));
-  if (!n.attrs.has("axes")) return ORKNN_NODE_ERR(n, "no axes (input 1 or attribute 'axes')");
+  std::vector<int64_t> given;
+  ORKNN_RETURN_IF_ERROR(read_ints_param(g, n, 1, "axes", &given));
   const Tensor& x = *g.input(n, 0);
-  const std::vector<int64_t> given = n.attrs.get_ints("axes");
   const int64_t out_rank = static_cast<int64_t>(x.shape.size() + given.size());
   std::vector<int64_t> axes;
   ORKNN_RETURN_IF_ERROR(normalize_axes(n, given, out_rank, &axes));

@@ -373,11 +373,7 @@ TEST(ResizeInfer, SizesBecomeAttributesAndIdempotent) {
   EXPECT_EQ(n.attrs.get_string("nearest_mode", ""), "round_prefer_floor");
   EXPECT_FLOAT_EQ(n.attrs.get_float("cubic_coeff_a", 0), -0.75f);
   EXPECT_EQ(n.attrs.get_int("exclude_outside", -1), 0);
-  const size_t count = n.attrs.all().size();
-  ASSERT_TRUE(infer_Resize(g, n).ok());
-  EXPECT_EQ(n.attrs.all().size(), count);
-  EXPECT_EQ(n.attrs.get_floats("scales"), scales);
-  EXPECT_EQ(g.tensor(n.outputs[0]).shape, (Shape{1, 2, 7, 5}));
+  expect_reinfer_unchanged(g, n);
 }
 
 struct ResizeInputs {
@@ -390,12 +386,9 @@ struct ResizeInputs {
 };
 
 void expect_error(const ResizeInputs& p, const Attrs& a, const std::string& fragment) {
-  Graph g;
-  Node n;
-  n.name = "node_under_test";
-  n.op = OpId::Resize;
-  n.attrs = a;
-  n.inputs.push_back(g.add_tensor("x", p.x, p.x_dtype));
+  OneNode o = make_node(OpId::Resize, {{p.x, p.x_dtype}}, a);
+  Graph& g = o.g;
+  Node& n = o.n;
   const float roi[8] = {0, 0, 0, 0, 1, 1, 1, 1};
   n.inputs.push_back(p.roi ? g.add_const("roi", {8}, DType::kF32, roi, sizeof(roi)) : -1);
   if (p.scales.empty()) {
@@ -406,12 +399,7 @@ void expect_error(const ResizeInputs& p, const Attrs& a, const std::string& frag
     n.inputs.push_back(g.add_tensor("scales", {static_cast<int64_t>(p.scales.size())}, DType::kF32));
   }
   n.inputs.push_back(p.sizes.empty() ? -1 : g.add_const("sizes", {static_cast<int64_t>(p.sizes.size())}, DType::kI64, p.sizes.data(), p.sizes.size() * 8));
-  n.outputs.push_back(g.add_tensor("y", {}, DType::kF32));
-  Status s = infer_Resize(g, n);
-  EXPECT_FALSE(s.ok()) << "expected an error containing '" << fragment << "'";
-  EXPECT_EQ(s.code(), StatusCode::kInvalidModel);
-  EXPECT_NE(s.message().find("node_under_test"), std::string::npos) << s.message();
-  EXPECT_NE(s.message().find(fragment), std::string::npos) << s.message();
+  expect_invalid_model(infer(o), fragment);
 }
 
 TEST(ResizeInfer, Errors) {

@@ -26,13 +26,10 @@ class BatchNormRef : public Kernel {
     const float* mean = ctx.in<float>(3);
     const float* var = ctx.in<float>(4);
     float* y = ctx.out<float>(0);
-    for (int64_t n = 0; n < p_.batch; ++n) {
-      for (int64_t c = 0; c < p_.channels; ++c) {
-        const float stddev = std::sqrt(var[c] + epsilon_);
-        const int64_t base = (n * p_.channels + c) * p_.plane;
-        for (int64_t i = 0; i < p_.plane; ++i) y[base + i] = scale[c] * (x[base + i] - mean[c]) / stddev + bias[c];
-      }
-    }
+    for_each_plane(p_, [&](int64_t c, int64_t first) {
+      const float stddev = std::sqrt(var[c] + epsilon_);
+      for (int64_t i = first; i < first + p_.plane; ++i) y[i] = scale[c] * (x[i] - mean[c]) / stddev + bias[c];
+    });
   }
 
  private:

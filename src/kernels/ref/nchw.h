@@ -22,6 +22,14 @@ inline ChannelPlanes channel_planes(const Shape& x) {
   return p;
 }
 
+// Calls f(c, first) for every (n, c) plane of `p` in memory order: the plane of channel c starts
+// at element `first`.
+template <class F>
+void for_each_plane(const ChannelPlanes& p, F&& f) {
+  for (int64_t n = 0; n < p.batch; ++n)
+    for (int64_t c = 0; c < p.channels; ++c) f(c, (n * p.channels + c) * p.plane);
+}
+
 // Spatial geometry of a windowed op (1 to 3 spatial dims) from its normalised attributes
 // "kernel_shape", "strides", "dilations", "pads" and the input/output shapes. Spatial dims are
 // right-aligned into 3 slots; the leading unused slots have size 1 (so 1-D and 2-D ops run as

@@ -105,12 +105,9 @@ class InstanceNormRef : public Kernel {
     const float* scale = ctx.in<float>(1);
     const float* bias = ctx.in<float>(2);
     float* y = ctx.out<float>(0);
-    for (int64_t n = 0; n < p_.batch; ++n) {
-      for (int64_t c = 0; c < p_.channels; ++c) {
-        const int64_t base = (n * p_.channels + c) * p_.plane;
-        normalize_group(x + base, y + base, p_.plane, epsilon_, scale + c, nullptr, bias + c, nullptr);
-      }
-    }
+    for_each_plane(p_, [&](int64_t c, int64_t first) {
+      normalize_group(x + first, y + first, p_.plane, epsilon_, scale + c, nullptr, bias + c, nullptr);
+    });
   }
 
  private:

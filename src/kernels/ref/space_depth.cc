@@ -13,16 +13,22 @@
 namespace orknn {
 namespace {
 
-class DepthToSpaceRef : public Kernel {
+// Both ops move elements between a "space" tensor [N, C, H*b, W*b] and a "depth" tensor
+// [N, C*b*b, H, W]: space element (n, c, h*b + i, w*b + j) is depth element (n, k, h, w) with
+// k = (i*b + j) * C + c (DCR, and SpaceToDepth) or c*b*b + i*b + j (CRD). DepthToSpace copies
+// depth -> space, SpaceToDepth space -> depth.
+template <bool kToSpace>
+class BlockMoveRef : public Kernel {
  public:
   Status prepare(const KernelContext& ctx) override {
-    const Shape& y = ctx.out_tensor(0).shape;
-    n_ = y[0];
-    c_ = y[1];
-    h_ = ctx.in_tensor(0).shape[2];
-    w_ = ctx.in_tensor(0).shape[3];
+    const Shape& space = kToSpace ? ctx.out_tensor(0).shape : ctx.in_tensor(0).shape;
+    const Shape& depth = kToSpace ? ctx.in_tensor(0).shape : ctx.out_tensor(0).shape;
+    n_ = space[0];
+    c_ = space[1];
+    h_ = depth[2];
+    w_ = depth[3];
     b_ = ctx.node->attrs.get_int("blocksize", 1);
-    crd_ = ctx.node->attrs.get_string("mode", "DCR") == "CRD";
+    crd_ = kToSpace && ctx.node->attrs.get_string("mode", "DCR") == "CRD";
     esize_ = dtype_size(ctx.in_tensor(0).dtype);
     return Status::Ok();
   }
@@ -30,61 +36,29 @@ class DepthToSpaceRef : public Kernel {
   void run(const KernelContext& ctx) override {
     const uint8_t* x = ctx.in<uint8_t>(0);
     uint8_t* y = ctx.out<uint8_t>(0);
-    const int64_t in_c = c_ * b_ * b_, out_h = h_ * b_, out_w = w_ * b_;
+    const int64_t depth_c = c_ * b_ * b_, space_h = h_ * b_, space_w = w_ * b_;
     for (int64_t n = 0; n < n_; ++n)
       for (int64_t c = 0; c < c_; ++c)
-        for (int64_t oh = 0; oh < out_h; ++oh)
-          for (int64_t ow = 0; ow < out_w; ++ow) {
-            const int64_t i = oh % b_, j = ow % b_, h = oh / b_, w = ow / b_;
-            const int64_t ic = crd_ ? c * b_ * b_ + i * b_ + j : (i * b_ + j) * c_ + c;
-            const int64_t src = ((n * in_c + ic) * h_ + h) * w_ + w;
-            const int64_t dst = ((n * c_ + c) * out_h + oh) * out_w + ow;
+        for (int64_t sh = 0; sh < space_h; ++sh)
+          for (int64_t sw = 0; sw < space_w; ++sw) {
+            const int64_t i = sh % b_, j = sw % b_, h = sh / b_, w = sw / b_;
+            const int64_t k = crd_ ? c * b_ * b_ + i * b_ + j : (i * b_ + j) * c_ + c;
+            const int64_t depth = ((n * depth_c + k) * h_ + h) * w_ + w;
+            const int64_t space = ((n * c_ + c) * space_h + sh) * space_w + sw;
+            const int64_t src = kToSpace ? depth : space, dst = kToSpace ? space : depth;
             std::memcpy(y + dst * esize_, x + src * esize_, esize_);
           }
   }
 
  private:
-  int64_t n_ = 0, c_ = 0, h_ = 0, w_ = 0, b_ = 1;
+  int64_t n_ = 0, c_ = 0, h_ = 0, w_ = 0, b_ = 1;  // C, H, W as in the comment above
   bool crd_ = false;
-  size_t esize_ = 4;
-};
-
-class SpaceToDepthRef : public Kernel {
- public:
-  Status prepare(const KernelContext& ctx) override {
-    const Shape& x = ctx.in_tensor(0).shape;
-    n_ = x[0];
-    c_ = x[1];
-    h_ = x[2];
-    w_ = x[3];
-    b_ = ctx.node->attrs.get_int("blocksize", 1);
-    esize_ = dtype_size(ctx.in_tensor(0).dtype);
-    return Status::Ok();
-  }
-
-  void run(const KernelContext& ctx) override {
-    const uint8_t* x = ctx.in<uint8_t>(0);
-    uint8_t* y = ctx.out<uint8_t>(0);
-    const int64_t out_c = c_ * b_ * b_, out_h = h_ / b_, out_w = w_ / b_;
-    for (int64_t n = 0; n < n_; ++n)
-      for (int64_t oc = 0; oc < out_c; ++oc)
-        for (int64_t oh = 0; oh < out_h; ++oh)
-          for (int64_t ow = 0; ow < out_w; ++ow) {
-            const int64_t block = oc / c_, c = oc % c_, i = block / b_, j = block % b_;
-            const int64_t src = ((n * c_ + c) * h_ + oh * b_ + i) * w_ + ow * b_ + j;
-            const int64_t dst = ((n * out_c + oc) * out_h + oh) * out_w + ow;
-            std::memcpy(y + dst * esize_, x + src * esize_, esize_);
-          }
-  }
-
- private:
-  int64_t n_ = 0, c_ = 0, h_ = 0, w_ = 0, b_ = 1;
   size_t esize_ = 4;
 };
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(DepthToSpace, "ref", 0, nullptr, DepthToSpaceRef);
-ORKNN_REGISTER_KERNEL(SpaceToDepth, "ref", 0, nullptr, SpaceToDepthRef);
+ORKNN_REGISTER_KERNEL(DepthToSpace, "ref", 0, nullptr, BlockMoveRef<true>);
+ORKNN_REGISTER_KERNEL(SpaceToDepth, "ref", 0, nullptr, BlockMoveRef<false>);
 
 }  // namespace orknn
