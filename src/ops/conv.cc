@@ -37,8 +37,7 @@ Status read_conv(const Graph& g, const Node& n, ConvAttrs* a) {
   if (w.shape.size() != x.shape.size())
     return ORKNN_NODE_ERR(n, "W rank %zu differs from X rank %zu", w.shape.size(), x.shape.size());
   a->k = x.shape.size() - 2;
-  if (a->k > 3)
-    return ORKNN_NODE_ERR(n, "only 1 to 3 spatial dims are supported, X is %s", shape_str(x.shape).c_str());
+  if (a->k > 3) return ORKNN_NODE_ERR(n, "only 1 to 3 spatial dims are supported, X is %s", shape_str(x.shape).c_str());
   a->group = n.attrs.get_int("group", 1);
   if (a->group < 1 || a->group > kMaxDim)
     return ORKNN_NODE_ERR(n, "group must be in [1, %lld], got %lld", (long long)kMaxDim, (long long)a->group);
@@ -147,7 +146,8 @@ Status infer_ConvTranspose(Graph& g, Node& n) {
     const int64_t eff = (a.kernel[i] - 1) * a.dilations[i] + 1;
     // Each term is below 2^62 (bounded factors), but their sum could reach 2^63: check first.
     if (s * (in - 1) > kMaxElements || eff > kMaxElements)
-      return ORKNN_NODE_ERR(n, "spatial dim %zu: stride %lld x (input %lld - 1) or the dilated kernel %lld exceeds %lld",
+      return ORKNN_NODE_ERR(n,
+                            "spatial dim %zu: stride %lld x (input %lld - 1) or the dilated kernel %lld exceeds %lld",
                             i, (long long)s, (long long)in, (long long)eff, (long long)kMaxElements);
     int64_t full = s * (in - 1) + out_pad[i] + eff;  // output size before removing pads
     if (!target.empty()) {

@@ -56,7 +56,8 @@ Status infer_Split(Graph& g, Node& n) {
     int64_t sum = 0;
     for (int64_t s : split) {
       if (s < 0) return ORKNN_NODE_ERR(n, "split %s has a negative size", shape_str(split).c_str());
-      if (s > kMaxDim) return ORKNN_NODE_ERR(n, "split %s has a size above %lld", shape_str(split).c_str(), (long long)kMaxDim);
+      if (s > kMaxDim)
+        return ORKNN_NODE_ERR(n, "split %s has a size above %lld", shape_str(split).c_str(), (long long)kMaxDim);
       sum += s;  // at most 65536 sizes of at most kMaxDim: no overflow
     }
     if (sum != dim)

@@ -25,7 +25,7 @@ Status infer_Gemm(Graph& g, Node& n) {
   const int64_t kb = trans_b ? b[1] : b[0], nn = trans_b ? b[0] : b[1];
   if (k != kb)
     return ORKNN_NODE_ERR(n, "inner dims differ: A %s (transA=%lld) and B %s (transB=%lld)", shape_str(a).c_str(),
-                    (long long)trans_a, shape_str(b).c_str(), (long long)trans_b);
+                          (long long)trans_a, shape_str(b).c_str(), (long long)trans_b);
   const Tensor* c = g.input(n, 2);
   if (c && !broadcasts_to(c->shape, {m, nn}))
     return ORKNN_NODE_ERR(n, "C %s is not broadcastable to [%lld,%lld]", shape_str(c->shape).c_str(), (long long)m,
@@ -45,7 +45,8 @@ Status infer_MatMul(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_f32(g, n, 1, "B"));
   const Shape& a = g.tensor(n.inputs[0]).shape;
   const Shape& b = g.tensor(n.inputs[1]).shape;
-  if (a.empty() || b.empty()) return ORKNN_NODE_ERR(n, "operands must have rank >= 1, got %s and %s", shape_str(a).c_str(), shape_str(b).c_str());
+  if (a.empty() || b.empty())
+    return ORKNN_NODE_ERR(n, "operands must have rank >= 1, got %s and %s", shape_str(a).c_str(), shape_str(b).c_str());
   // numpy: a 1-D A is a row [1, K] and a 1-D B a column [K, 1]; the added dim is dropped again.
   const int64_t k = a.back();
   const int64_t kb = b.size() == 1 ? b[0] : b[b.size() - 2];
@@ -58,7 +59,8 @@ Status infer_MatMul(Graph& g, Node& n) {
     const int64_t da = i + a_batch >= batch_rank ? a[i + a_batch - batch_rank] : 1;
     const int64_t db = i + b_batch >= batch_rank ? b[i + b_batch - batch_rank] : 1;
     if (da != db && da != 1 && db != 1)
-      return ORKNN_NODE_ERR(n, "batch dims of A %s and B %s do not broadcast", shape_str(a).c_str(), shape_str(b).c_str());
+      return ORKNN_NODE_ERR(n, "batch dims of A %s and B %s do not broadcast", shape_str(a).c_str(),
+                            shape_str(b).c_str());
     out.push_back(da == 1 ? db : da);
   }
   if (a.size() >= 2) out.push_back(a[a.size() - 2]);

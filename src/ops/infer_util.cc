@@ -126,7 +126,8 @@ Status read_dims_attr(const Node& n, const char* name, size_t len, int64_t def, 
   if (out->size() != len) return ORKNN_NODE_ERR(n, "attribute %s has %zu values, expected %zu", name, out->size(), len);
   for (int64_t v : *out) {
     if (v < min_value)
-      return ORKNN_NODE_ERR(n, "attribute %s has value %lld, must be >= %lld", name, (long long)v, (long long)min_value);
+      return ORKNN_NODE_ERR(n, "attribute %s has value %lld, must be >= %lld", name, (long long)v,
+                            (long long)min_value);
     if (v > kMaxDim)
       return ORKNN_NODE_ERR(n, "attribute %s has value %lld, must be <= %lld", name, (long long)v, (long long)kMaxDim);
   }
@@ -216,7 +217,8 @@ Status move_ints_input_to_attr(Graph& g, Node& n, size_t i, const char* attr) {
 
 Status read_ints_param(Graph& g, Node& n, size_t i, const char* attr, std::vector<int64_t>* out) {
   ORKNN_RETURN_IF_ERROR(move_ints_input_to_attr(g, n, i, attr));
-  if (!n.attrs.has(attr)) return ORKNN_NODE_ERR(n, "%s is missing (neither input %zu nor attribute '%s')", attr, i, attr);
+  if (!n.attrs.has(attr))
+    return ORKNN_NODE_ERR(n, "%s is missing (neither input %zu nor attribute '%s')", attr, i, attr);
   *out = n.attrs.get_ints(attr);
   return Status::Ok();
 }

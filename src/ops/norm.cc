@@ -42,7 +42,8 @@ Status infer_InstanceNormalization(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_f32(g, n, 1, "scale"));
   ORKNN_RETURN_IF_ERROR(check_f32(g, n, 2, "B"));
   const Shape& x = g.input(n, 0)->shape;
-  if (x.size() < 3) return ORKNN_NODE_ERR(n, "input must have rank >= 3 (N, C, spatial...), got %s", shape_str(x).c_str());
+  if (x.size() < 3)
+    return ORKNN_NODE_ERR(n, "input must have rank >= 3 (N, C, spatial...), got %s", shape_str(x).c_str());
   for (size_t i = 1; i < 3; ++i) {
     const Shape& s = g.input(n, i)->shape;
     if (s.size() != 1 || s[0] != x[1])

@@ -19,7 +19,8 @@ Status check_pool_io(const Graph& g, const Node& n, size_t max_rank) {
   ORKNN_RETURN_IF_ERROR(check_f32(g, n, 0, "X"));
   const Tensor& x = *g.input(n, 0);
   if (x.shape.size() < 3 || x.shape.size() > max_rank)
-    return ORKNN_NODE_ERR(n, "X must be N x C x (1 to %zu spatial dims), got %s", max_rank - 2, shape_str(x.shape).c_str());
+    return ORKNN_NODE_ERR(n, "X must be N x C x (1 to %zu spatial dims), got %s", max_rank - 2,
+                          shape_str(x.shape).c_str());
   for (int64_t d : x.shape)
     if (d < 1) return ORKNN_NODE_ERR(n, "X has an empty dimension: %s", shape_str(x.shape).c_str());
   return Status::Ok();
@@ -36,7 +37,8 @@ Status infer_window_pool(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(read_dims_attr(n, "strides", k, 1, 1, &strides));
   ORKNN_RETURN_IF_ERROR(read_dims_attr(n, "dilations", k, 1, 1, &dilations));
   int64_t ceil_mode = n.attrs.get_int("ceil_mode", 0);
-  if (ceil_mode != 0 && ceil_mode != 1) return ORKNN_NODE_ERR(n, "ceil_mode must be 0 or 1, got %lld", (long long)ceil_mode);
+  if (ceil_mode != 0 && ceil_mode != 1)
+    return ORKNN_NODE_ERR(n, "ceil_mode must be 0 or 1, got %lld", (long long)ceil_mode);
   const int64_t count_include_pad = n.attrs.get_int("count_include_pad", 0);
   if (count_include_pad != 0 && count_include_pad != 1)
     return ORKNN_NODE_ERR(n, "count_include_pad must be 0 or 1, got %lld", (long long)count_include_pad);
@@ -54,11 +56,13 @@ Status infer_window_pool(Graph& g, Node& n) {
   for (size_t i = 0; i < k; ++i) {
     const int64_t in = x[2 + i], s = strides[i];
     const int64_t eff = (kernel[i] - 1) * dilations[i] + 1;  // dilated window extent
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") same_padding(auto_pad, in, s, eff, &pads[i], &pads[k + i]);
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")
+      same_padding(auto_pad, in, s, eff, &pads[i], &pads[k + i]);
     const int64_t span = in + pads[i] + pads[k + i] - eff;
     if (span < 0)
-      return ORKNN_NODE_ERR(n, "spatial dim %zu: input %lld with pads %lld+%lld is smaller than the dilated kernel %lld",
-                      i, (long long)in, (long long)pads[i], (long long)pads[k + i], (long long)eff);
+      return ORKNN_NODE_ERR(n,
+                            "spatial dim %zu: input %lld with pads %lld+%lld is smaller than the dilated kernel %lld",
+                            i, (long long)in, (long long)pads[i], (long long)pads[k + i], (long long)eff);
     int64_t o = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
     // ceil_mode: a window that would start in the end padding (or beyond) is dropped.
     if (ceil_mode && (o - 1) * s >= in + pads[i]) --o;

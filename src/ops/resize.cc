@@ -112,9 +112,11 @@ Status infer_Resize(Graph& g, Node& n) {
   } else if (n.attrs.has("sizes")) {
     // Already normalised: full rank, axes and policy applied.
     sizes_in = n.attrs.get_ints("sizes");
-    if (sizes_in.size() != rank) return ORKNN_NODE_ERR(n, "attribute sizes has %zu values, expected %zu", sizes_in.size(), rank);
+    if (sizes_in.size() != rank)
+      return ORKNN_NODE_ERR(n, "attribute sizes has %zu values, expected %zu", sizes_in.size(), rank);
     if (n.attrs.has("scales")) scales_in = n.attrs.get_floats("scales");
-    if (scales_in.size() != rank) return ORKNN_NODE_ERR(n, "attribute scales has %zu values, expected %zu", scales_in.size(), rank);
+    if (scales_in.size() != rank)
+      return ORKNN_NODE_ERR(n, "attribute scales has %zu values, expected %zu", scales_in.size(), rank);
     axes.clear();
     for (size_t i = 0; i < rank; ++i) axes.push_back(static_cast<int64_t>(i));
   } else if (n.attrs.has("scales")) {
@@ -144,7 +146,8 @@ Status infer_Resize(Graph& g, Node& n) {
       return ORKNN_NODE_ERR(n, "coordinate_transformation_mode tf_crop_and_resize needs roi");
     }
     const size_t roi_axes = normalised ? rank : axes.size();
-    if (roi_in.size() != 2 * roi_axes) return ORKNN_NODE_ERR(n, "roi has %zu values, expected %zu", roi_in.size(), 2 * roi_axes);
+    if (roi_in.size() != 2 * roi_axes)
+      return ORKNN_NODE_ERR(n, "roi has %zu values, expected %zu", roi_in.size(), 2 * roi_axes);
     for (size_t i = 0; i < roi_axes; ++i) {
       const size_t a = normalised ? i : static_cast<size_t>(axes[i]);
       roi[a] = roi_in[i];
@@ -171,7 +174,8 @@ Status infer_Resize(Graph& g, Node& n) {
   } else {
     for (size_t i = 0; i < axes.size(); ++i)
       if (sizes_in[i] < 1 || sizes_in[i] > kMaxDim)
-        return ORKNN_NODE_ERR(n, "sizes[%zu] = %lld must be in [1, %lld]", i, (long long)sizes_in[i], (long long)kMaxDim);
+        return ORKNN_NODE_ERR(n, "sizes[%zu] = %lld must be in [1, %lld]", i, (long long)sizes_in[i],
+                              (long long)kMaxDim);
     if (policy == "stretch") {
       for (size_t i = 0; i < axes.size(); ++i) {
         const size_t a = static_cast<size_t>(axes[i]);
@@ -194,7 +198,8 @@ Status infer_Resize(Graph& g, Node& n) {
     }
   }
   for (size_t i = 0; i < rank; ++i) {
-    if (out[i] < 1) return ORKNN_NODE_ERR(n, "output dim %zu would be %lld (scale %g)", i, (long long)out[i], scales[i]);
+    if (out[i] < 1)
+      return ORKNN_NODE_ERR(n, "output dim %zu would be %lld (scale %g)", i, (long long)out[i], scales[i]);
     if (!(scales[i] > 0.f)) return ORKNN_NODE_ERR(n, "scale of dim %zu is %g, must be > 0", i, scales[i]);
   }
 

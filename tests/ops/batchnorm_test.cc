@@ -26,15 +26,16 @@ TEST(BatchNormRef, Ranks) {
       if (eps != 1e-5f) a.set_float("epsilon", eps);
       a.set_float("momentum", 0.9f);  // training-only attribute, ignored
       OpResult r = run_op(OpId::BatchNormalization, a,
-                                {TensorData::f32(s, x), TensorData::f32({c}, scale, true), TensorData::f32({c}, bias, true),
-                                 TensorData::f32({c}, mean, true), TensorData::f32({c}, var, true)},
-                                1);
+                          {TensorData::f32(s, x), TensorData::f32({c}, scale, true), TensorData::f32({c}, bias, true),
+                           TensorData::f32({c}, mean, true), TensorData::f32({c}, var, true)},
+                          1);
       ASSERT_TRUE(r.status.ok()) << r.status.message();
       ASSERT_EQ(r.outputs[0].shape, s);
       std::vector<float> y = r.outputs[0].as<float>();
       for (int64_t i = 0; i < shape_numel(s); ++i) {
         const size_t ch = static_cast<size_t>((i / inner) % c);
-        const double want = (x[static_cast<size_t>(i)] - double(mean[ch])) / std::sqrt(double(var[ch]) + eps) * scale[ch] + bias[ch];
+        const double want =
+            (x[static_cast<size_t>(i)] - double(mean[ch])) / std::sqrt(double(var[ch]) + eps) * scale[ch] + bias[ch];
         ASSERT_NEAR(y[static_cast<size_t>(i)], want, 1e-5 * (1 + std::fabs(want))) << "element " << i;
       }
     }
@@ -46,9 +47,9 @@ TEST(BatchNormRef, HandComputed) {
   Attrs a;
   a.set_float("epsilon", 0.f);
   OpResult r = run_op(OpId::BatchNormalization, a,
-                            {TensorData::f32({1, 2, 2}, {1, 3, 5, -5}), TensorData::f32({2}, {2, 1}), TensorData::f32({2}, {0.5f, -1}),
-                             TensorData::f32({2}, {1, 0}), TensorData::f32({2}, {4, 1})},
-                            1);
+                      {TensorData::f32({1, 2, 2}, {1, 3, 5, -5}), TensorData::f32({2}, {2, 1}),
+                       TensorData::f32({2}, {0.5f, -1}), TensorData::f32({2}, {1, 0}), TensorData::f32({2}, {4, 1})},
+                      1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.outputs[0].as<float>(), (std::vector<float>{0.5f, 2.5f, 4.f, -6.f}));
 }
@@ -89,7 +90,8 @@ TEST(BatchNormInfer, AbsentTrainingOutputsAndIdempotence) {
   Node n;
   n.name = "bn";
   n.op = OpId::BatchNormalization;
-  for (int i = 0; i < 5; ++i) n.inputs.push_back(g.add_tensor("in" + std::to_string(i), i == 0 ? Shape{2, 3, 4} : Shape{3}, DType::kF32));
+  for (int i = 0; i < 5; ++i)
+    n.inputs.push_back(g.add_tensor("in" + std::to_string(i), i == 0 ? Shape{2, 3, 4} : Shape{3}, DType::kF32));
   n.outputs = {g.add_tensor("y", {}, DType::kF32), -1, -1};
   n.attrs.set_int("is_test", 1);
   ASSERT_TRUE(infer_BatchNormalization(g, n).ok());

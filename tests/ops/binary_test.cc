@@ -269,6 +269,40 @@ TEST(BinaryRef, PRelu) {
   EXPECT_TRUE(contains(r.status.message(), "slope")) << r.status.message();
 }
 
+// Opset < 7 / PyTorch nn.PReLU(num_parameters=C): slope [C] on an N x C x ... input is one slope
+// per channel (the PReLU_*_multiparam cases of the ONNX test data). numpy broadcasting would
+// align [C] with the last dim instead, which does not fit, so infer records slope_shape
+// [C, 1, ...]. A [C] slope that does fit the last dim keeps numpy semantics.
+TEST(BinaryRef, PReluPerChannelSlope) {
+  for (const Shape& xs : {Shape{2, 3, 4, 5}, Shape{2, 3, 4}, Shape{1, 3, 2, 2, 2}}) {
+    SCOPED_TRACE(shape_str(xs));
+    const int64_t count = shape_numel(xs);
+    std::vector<float> x(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) x[static_cast<size_t>(i)] = static_cast<float>((i * 7) % 11) - 5.f;
+    const std::vector<float> slope = {0.5f, -2.f, 0.25f};
+    OpResult r = ref(OpId::PRelu, A(), {f32(xs, x), f32({3}, slope, true)});
+    ASSERT_OK(r.status);
+    ASSERT_EQ(r.outputs[0].shape, xs);
+    const std::vector<float> y = r.outputs[0].as<float>();
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t channel = unravel(i, xs)[1];
+      const float v = x[static_cast<size_t>(i)];
+      EXPECT_EQ(y[static_cast<size_t>(i)], v < 0 ? v * slope[static_cast<size_t>(channel)] : v) << i;
+    }
+    expect_infer_idempotent(OpId::PRelu, A(), {f32(xs, x), f32({3}, slope, true)});
+  }
+  // The normalised node says how the slope broadcasts.
+  OneNode o = make_node(OpId::PRelu, {{{2, 3, 4, 5}, DType::kF32}, {{3}, DType::kF32}}, A());
+  ASSERT_OK(infer(o));
+  EXPECT_EQ(o.n.attrs.get_ints("slope_shape"), (std::vector<int64_t>{3, 1, 1}));
+  // [3] on [1, 3, 2, 3] is numpy-broadcastable along W: numpy semantics, nothing recorded.
+  o = make_node(OpId::PRelu, {{{1, 3, 2, 3}, DType::kF32}, {{3}, DType::kF32}}, A());
+  ASSERT_OK(infer(o));
+  EXPECT_FALSE(o.n.attrs.has("slope_shape"));
+  // [C] with C != dim 1 and not broadcastable stays an error.
+  expect_infer_error(OpId::PRelu, {{{2, 3, 4, 5}, DType::kF32}, {{4}, DType::kF32}}, A(), "slope");
+}
+
 TEST(BinaryRef, Errors) {
   OpResult r = ref(OpId::Add, A(), {f32({2, 3}, iota_f(6)), f32({4}, iota_f(4))});
   ASSERT_FALSE(r.status.ok());

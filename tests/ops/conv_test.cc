@@ -15,7 +15,7 @@ struct ConvCase {
   int64_t n = 1, c = 2, m = 2, group = 1;
   Shape in, kernel;
   std::vector<int64_t> strides, dilations, pads;  // pads: explicit begin/end for the reference
-  std::string auto_pad = "NOTSET";                 // when set, pads above are what it must resolve to
+  std::string auto_pad = "NOTSET";                // when set, pads above are what it must resolve to
   bool bias = true;
   std::string act;
   float alpha = 0.f, beta = 0.f;
@@ -43,7 +43,8 @@ std::vector<double> naive_conv(const ConvCase& cc, const std::vector<float>& x, 
     xp[static_cast<size_t>(ravel(idx, padded))] = x[static_cast<size_t>(i)];
   }
   Shape os = {cc.n, cc.m};
-  for (size_t i = 0; i < k; ++i) os.push_back((padded[2 + i] - ((cc.kernel[i] - 1) * cc.dilations[i] + 1)) / cc.strides[i] + 1);
+  for (size_t i = 0; i < k; ++i)
+    os.push_back((padded[2 + i] - ((cc.kernel[i] - 1) * cc.dilations[i] + 1)) / cc.strides[i] + 1);
   *out_shape = os;
   Shape ws = {cc.m, cc.c / cc.group};
   for (int64_t d : cc.kernel) ws.push_back(d);
@@ -119,9 +120,21 @@ TEST(ConvRef, ParameterMatrix) {
           for (int pad_kind = 0; pad_kind < 3; ++pad_kind) {  // none, symmetric, asymmetric
             ConvCase cc;
             cc.n = (seed % 3 == 0) ? 2 : 1;
-            if (group_kind == 0) { cc.group = 1; cc.c = 3; cc.m = 4; }
-            if (group_kind == 1) { cc.group = 2; cc.c = 4; cc.m = 6; }
-            if (group_kind == 2) { cc.group = 4; cc.c = 4; cc.m = 8; }  // depthwise, multiplier 2
+            if (group_kind == 0) {
+              cc.group = 1;
+              cc.c = 3;
+              cc.m = 4;
+            }
+            if (group_kind == 1) {
+              cc.group = 2;
+              cc.c = 4;
+              cc.m = 6;
+            }
+            if (group_kind == 2) {
+              cc.group = 4;
+              cc.c = 4;
+              cc.m = 8;
+            }  // depthwise, multiplier 2
             const int64_t sizes[] = {7, 6};
             const int64_t sizes3[] = {5, 6, 6};
             const int64_t kernels[] = {3, 2, 3};
@@ -134,13 +147,22 @@ TEST(ConvRef, ParameterMatrix) {
             cc.pads.assign(2 * rank, 0);
             for (size_t i = 0; i < rank; ++i) {
               if (pad_kind == 1) cc.pads[i] = cc.pads[rank + i] = 1;
-              if (pad_kind == 2) { cc.pads[i] = static_cast<int64_t>(i % 2); cc.pads[rank + i] = 2; }
+              if (pad_kind == 2) {
+                cc.pads[i] = static_cast<int64_t>(i % 2);
+                cc.pads[rank + i] = 2;
+              }
             }
             cc.bias = seed % 4 != 1;
             cc.act = acts[seed % 7];
-            if (cc.act == "Clip") { cc.alpha = -0.25f; cc.beta = 0.5f; }
+            if (cc.act == "Clip") {
+              cc.alpha = -0.25f;
+              cc.beta = 0.5f;
+            }
             if (cc.act == "LeakyRelu") cc.alpha = 0.1f;
-            if (cc.act == "HardSigmoid") { cc.alpha = 0.3f; cc.beta = 0.4f; }
+            if (cc.act == "HardSigmoid") {
+              cc.alpha = 0.3f;
+              cc.beta = 0.4f;
+            }
             run_conv_case(cc, seed++);
             ++cases;
           }
@@ -153,7 +175,11 @@ TEST(ConvRef, ParameterMatrix) {
 
 // SAME_UPPER / SAME_LOWER / VALID resolved into explicit pads (values computed by hand).
 TEST(ConvRef, AutoPad) {
-  struct Case { std::string mode; int64_t in, k, s, d; int64_t pb, pe; };
+  struct Case {
+    std::string mode;
+    int64_t in, k, s, d;
+    int64_t pb, pe;
+  };
   const Case cases[] = {
       {"SAME_UPPER", 7, 3, 1, 1, 1, 1}, {"SAME_UPPER", 7, 4, 1, 1, 1, 2}, {"SAME_LOWER", 7, 4, 1, 1, 2, 1},
       {"SAME_UPPER", 7, 3, 2, 1, 1, 1}, {"SAME_UPPER", 8, 3, 2, 1, 0, 1}, {"SAME_LOWER", 8, 3, 2, 1, 1, 0},
@@ -185,10 +211,11 @@ TEST(ConvRef, OnnxExamples) {
   std::vector<float> ones(9, 1.f);
   Attrs a;
   a.set_ints("pads", {1, 1, 1, 1});
-  OpResult r = run_op(OpId::Conv, a, {TensorData::f32({1, 1, 5, 5}, x25), TensorData::f32({1, 1, 3, 3}, ones, true)}, 1);
+  OpResult r =
+      run_op(OpId::Conv, a, {TensorData::f32({1, 1, 5, 5}, x25), TensorData::f32({1, 1, 3, 3}, ones, true)}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
-  const std::vector<float> padded = {12, 21, 27, 33, 24, 33, 54, 63, 72, 51, 63, 99, 108, 117, 81,
-                                     93, 144, 153, 162, 111, 72, 111, 117, 123, 84};
+  const std::vector<float> padded = {12,  21, 27, 33,  24,  33,  54,  63, 72,  51,  63,  99, 108,
+                                     117, 81, 93, 144, 153, 162, 111, 72, 111, 117, 123, 84};
   EXPECT_EQ(r.outputs[0].as<float>(), padded);
 
   Attrs b;
@@ -210,12 +237,15 @@ TEST(ConvRef, OnnxExamples) {
 TEST(ConvRef, FusedActivationDefaults) {
   // 1x1 conv with weight 1: y = act(x).
   const std::vector<float> x = {-8.f, -1.f, 0.f, 0.5f, 3.f, 9.f};
-  struct Case { const char* act; std::vector<double> want; };
+  struct Case {
+    const char* act;
+    std::vector<double> want;
+  };
   const Case cases[] = {
       {"Relu", {0, 0, 0, 0.5, 3, 9}},
       {"LeakyRelu", {-0.08, -0.01, 0, 0.5, 3, 9}},  // alpha 0.01
-      {"Clip", {-8, -1, 0, 0.5, 3, 9}},            // -inf..inf
-      {"HardSigmoid", {0, 0.3, 0.5, 0.6, 1, 1}},   // 0.2 x + 0.5
+      {"Clip", {-8, -1, 0, 0.5, 3, 9}},             // -inf..inf
+      {"HardSigmoid", {0, 0.3, 0.5, 0.6, 1, 1}},    // 0.2 x + 0.5
       {"HardSwish", {0, -1.0 / 3, 0, 0.5 * (0.5 / 6 + 0.5), 3, 9}},
   };
   for (const Case& c : cases) {
@@ -238,9 +268,10 @@ struct DeconvCase {
   bool bias = true;
   std::string act;
   std::string label() const {
-    return "in=" + shape_str(in) + " k=" + shape_str(kernel) + " s=" + shape_str(strides) + " d=" + shape_str(dilations) +
-           " p=" + shape_str(pads) + " op=" + shape_str(out_pad) + " os=" + shape_str(output_shape) +
-           " g=" + std::to_string(group) + " n=" + std::to_string(n) + " auto_pad=" + auto_pad + " act=" + act;
+    return "in=" + shape_str(in) + " k=" + shape_str(kernel) + " s=" + shape_str(strides) +
+           " d=" + shape_str(dilations) + " p=" + shape_str(pads) + " op=" + shape_str(out_pad) +
+           " os=" + shape_str(output_shape) + " g=" + std::to_string(group) + " n=" + std::to_string(n) +
+           " auto_pad=" + auto_pad + " act=" + act;
   }
 };
 
@@ -269,7 +300,8 @@ std::vector<double> naive_deconv(const DeconvCase& dc, const std::vector<float>&
         for (size_t d = 0; d < k; ++d) io.push_back(ix[2 + d] * dc.strides[d] + it[d] * dc.dilations[d]);
         std::vector<int64_t> iw = {c, ml};
         iw.insert(iw.end(), it.begin(), it.end());
-        acc[static_cast<size_t>(ravel(io, full))] += x[static_cast<size_t>(xi)] * static_cast<double>(w[static_cast<size_t>(ravel(iw, ws))]);
+        acc[static_cast<size_t>(ravel(io, full))] +=
+            x[static_cast<size_t>(xi)] * static_cast<double>(w[static_cast<size_t>(ravel(iw, ws))]);
       }
     }
   }
@@ -314,7 +346,10 @@ void run_deconv_case(const DeconvCase& dc, const Shape& want_spatial, uint32_t s
   if (any_op && dc.output_shape.empty()) a.set_ints("output_padding", dc.out_pad);
   if (!dc.act.empty()) {
     a.set_string("fused_act", dc.act);
-    if (dc.act == "Clip") { a.set_float("fused_alpha", 0.f); a.set_float("fused_beta", 6.f); }
+    if (dc.act == "Clip") {
+      a.set_float("fused_alpha", 0.f);
+      a.set_float("fused_beta", 6.f);
+    }
   }
   std::vector<TensorData> in = {TensorData::f32(xs, x), TensorData::f32(ws, w, true)};
   if (dc.bias) in.push_back(TensorData::f32({dc.m}, b, true));
@@ -336,9 +371,21 @@ TEST(ConvTransposeRef, ParameterMatrix) {
           for (int pad_kind = 0; pad_kind < 3; ++pad_kind) {  // none, pads, pads + output_padding
             DeconvCase dc;
             dc.n = seed % 2 ? 2 : 1;
-            if (group_kind == 0) { dc.group = 1; dc.c = 3; dc.m = 2; }
-            if (group_kind == 1) { dc.group = 2; dc.c = 4; dc.m = 6; }
-            if (group_kind == 2) { dc.group = 3; dc.c = 3; dc.m = 3; }  // depthwise
+            if (group_kind == 0) {
+              dc.group = 1;
+              dc.c = 3;
+              dc.m = 2;
+            }
+            if (group_kind == 1) {
+              dc.group = 2;
+              dc.c = 4;
+              dc.m = 6;
+            }
+            if (group_kind == 2) {
+              dc.group = 3;
+              dc.c = 3;
+              dc.m = 3;
+            }  // depthwise
             Shape spatial;
             for (size_t i = 0; i < rank; ++i) {
               dc.in.push_back(rank == 3 ? 3 : 4 - static_cast<int64_t>(i));
@@ -349,12 +396,15 @@ TEST(ConvTransposeRef, ParameterMatrix) {
             dc.pads.assign(2 * rank, 0);
             dc.out_pad.assign(rank, 0);
             for (size_t i = 0; i < rank; ++i) {
-              if (pad_kind >= 1) { dc.pads[i] = 1; dc.pads[rank + i] = static_cast<int64_t>(i % 2); }
+              if (pad_kind >= 1) {
+                dc.pads[i] = 1;
+                dc.pads[rank + i] = static_cast<int64_t>(i % 2);
+              }
               if (pad_kind == 2) dc.out_pad[i] = std::max(dc.strides[i], dc.dilations[i]) - 1;
             }
             for (size_t i = 0; i < rank; ++i)
-              spatial.push_back(dc.strides[i] * (dc.in[i] - 1) + dc.out_pad[i] + (dc.kernel[i] - 1) * dc.dilations[i] + 1 -
-                                dc.pads[i] - dc.pads[rank + i]);
+              spatial.push_back(dc.strides[i] * (dc.in[i] - 1) + dc.out_pad[i] + (dc.kernel[i] - 1) * dc.dilations[i] +
+                                1 - dc.pads[i] - dc.pads[rank + i]);
             dc.bias = seed % 3 != 0;
             dc.act = acts[seed % 3];
             run_deconv_case(dc, spatial, seed++);
@@ -385,7 +435,7 @@ TEST(ConvTransposeRef, OutputShapeAndAutoPad) {
       {3, 1, 3, 1, 0, "SAME_UPPER", 0, 0, 0, 2, 9},  // k < s: full 7 < 9
       {3, 3, 1, 2, 0, "SAME_LOWER", 0, 2, 2, 0, 3},
       {3, 3, 2, 1, 0, "VALID", 0, 0, 0, 0, 7},
-      {3, 3, 2, 1, 1, "NOTSET", 10, 0, 0, 2, 10},    // output_padding plus a larger output_shape
+      {3, 3, 2, 1, 1, "NOTSET", 10, 0, 0, 2, 10},  // output_padding plus a larger output_shape
   };
   uint32_t seed = 900;
   for (const Case& c : cases) {
@@ -408,8 +458,8 @@ TEST(ConvTransposeRef, OutputShapeAndAutoPad) {
       // The reference scatters into the full output, which must include the extension.
       DeconvCase ref = dc;
       ref.out_pad[0] += c.extra_out_pad;
-      SCOPED_TRACE("case in=" + std::to_string(c.in) + " k=" + std::to_string(c.k) + " " + c.auto_pad + " os=" +
-                   std::to_string(c.output_shape));
+      SCOPED_TRACE("case in=" + std::to_string(c.in) + " k=" + std::to_string(c.k) + " " + c.auto_pad +
+                   " os=" + std::to_string(c.output_shape));
       Shape xs = {dc.n, dc.c, c.in, 2};
       Shape ws = {dc.c, dc.m, c.k, 1};
       std::vector<float> x = random_floats(static_cast<size_t>(shape_numel(xs)), seed);
@@ -423,7 +473,7 @@ TEST(ConvTransposeRef, OutputShapeAndAutoPad) {
       if (!dc.output_shape.empty()) a.set_ints("output_shape", dc.output_shape);
       if (c.auto_pad != "NOTSET") a.set_string("auto_pad", c.auto_pad);
       OpResult r = run_op(OpId::ConvTranspose, a,
-                                {TensorData::f32(xs, x), TensorData::f32(ws, w, true), TensorData::f32({dc.m}, b, true)}, 1);
+                          {TensorData::f32(xs, x), TensorData::f32(ws, w, true), TensorData::f32({dc.m}, b, true)}, 1);
       ASSERT_TRUE(r.status.ok()) << r.status.message();
       ASSERT_EQ(r.outputs[0].shape, (Shape{2, 3, c.want, 2}));
       expect_close(r.outputs[0].as<float>(), naive_deconv(ref, x, w, b, {c.want, 2}), 1e-5, "ConvTranspose");
@@ -439,7 +489,8 @@ TEST(ConvTransposeRef, OnnxExamplePads) {
   Attrs a;
   a.set_ints("strides", {3, 2});
   a.set_ints("pads", {1, 2, 1, 2});
-  OpResult r = run_op(OpId::ConvTranspose, a, {TensorData::f32({1, 1, 3, 3}, x), TensorData::f32({1, 2, 3, 3}, w, true)}, 1);
+  OpResult r =
+      run_op(OpId::ConvTranspose, a, {TensorData::f32({1, 1, 3, 3}, x), TensorData::f32({1, 2, 3, 3}, w, true)}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   ASSERT_EQ(r.outputs[0].shape, (Shape{1, 2, 7, 3}));
   const std::vector<float> plane = {1, 1, 3, 1, 1, 3, 7, 4, 9, 7, 4, 9, 7, 4, 9, 13, 7, 15, 13, 7, 15};

@@ -53,14 +53,24 @@ TEST(GemmRef, ParameterMatrix) {
     for (bool tb : {false, true}) {
       for (const Shape& cs : c_shapes) {
         for (int ab = 0; ab < 2; ++ab) {
-          GemmCase g{4, 7, 5, ta, tb, ab ? 0.5f : 1.f, ab ? -2.f : 1.f, cs, seed % 3 == 0 ? "Relu" : (seed % 3 == 1 ? "Sigmoid" : "")};
-          SCOPED_TRACE("ta=" + std::to_string(ta) + " tb=" + std::to_string(tb) + " C=" + shape_str(cs) + " act=" + g.act);
+          GemmCase g{4,
+                     7,
+                     5,
+                     ta,
+                     tb,
+                     ab ? 0.5f : 1.f,
+                     ab ? -2.f : 1.f,
+                     cs,
+                     seed % 3 == 0 ? "Relu" : (seed % 3 == 1 ? "Sigmoid" : "")};
+          SCOPED_TRACE("ta=" + std::to_string(ta) + " tb=" + std::to_string(tb) + " C=" + shape_str(cs) +
+                       " act=" + g.act);
           const Shape as = ta ? Shape{g.k, g.m} : Shape{g.m, g.k};
           const Shape bs = tb ? Shape{g.n, g.k} : Shape{g.k, g.n};
           std::vector<float> a = random_floats(static_cast<size_t>(shape_numel(as)), seed);
           std::vector<float> b = random_floats(static_cast<size_t>(shape_numel(bs)), seed + 1);
           const bool has_c = cs != Shape{-1};
-          std::vector<float> c = has_c ? random_floats(static_cast<size_t>(shape_numel(cs)), seed + 2) : std::vector<float>{};
+          std::vector<float> c =
+              has_c ? random_floats(static_cast<size_t>(shape_numel(cs)), seed + 2) : std::vector<float>{};
           ++seed;
           Attrs at;
           if (ta) at.set_int("transA", 1);
@@ -87,10 +97,9 @@ TEST(GemmRef, HandComputed) {
   Attrs at;
   at.set_float("alpha", 2.f);
   at.set_float("beta", 10.f);
-  OpResult r = run_op(OpId::Gemm, at,
-                            {TensorData::f32({2, 2}, {1, 2, 3, 4}), TensorData::f32({2, 2}, {5, 6, 7, 8}),
-                             TensorData::f32({2}, {1, -1})},
-                            1);
+  OpResult r = run_op(
+      OpId::Gemm, at,
+      {TensorData::f32({2, 2}, {1, 2, 3, 4}), TensorData::f32({2, 2}, {5, 6, 7, 8}), TensorData::f32({2}, {1, -1})}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.outputs[0].as<float>(), (std::vector<float>{48, 34, 96, 90}));
 }
@@ -116,7 +125,8 @@ TEST(GemmInfer, NormalisesDefaults) {
 // ---------------------------------------------------------------- MatMul
 
 // numpy.matmul written directly: promote 1-D operands, broadcast batch dims, drop promoted dims.
-std::vector<double> naive_matmul(Shape as, Shape bs, const std::vector<float>& a, const std::vector<float>& b, Shape* out) {
+std::vector<double> naive_matmul(Shape as, Shape bs, const std::vector<float>& a, const std::vector<float>& b,
+                                 Shape* out) {
   const bool a1 = as.size() == 1, b1 = bs.size() == 1;
   if (a1) as.insert(as.begin(), 1);
   if (b1) bs.push_back(1);
@@ -131,7 +141,10 @@ std::vector<double> naive_matmul(Shape as, Shape bs, const std::vector<float>& a
     // batch coordinates
     std::vector<int64_t> coord(batch.size());
     int64_t rem = bi;
-    for (size_t d = batch.size(); d-- > 0;) { coord[d] = rem % batch[d]; rem /= batch[d]; }
+    for (size_t d = batch.size(); d-- > 0;) {
+      coord[d] = rem % batch[d];
+      rem /= batch[d];
+    }
     int64_t ao = 0, bo = 0;
     for (size_t d = 0; d < batch.size(); ++d) {
       ao = ao * as[d] + (as[d] == 1 ? 0 : coord[d]);
@@ -181,7 +194,8 @@ TEST(MatMulRef, ParameterMatrix) {
         for (double& v : want) v = act_ref("Relu", v, 0, 0);
       Attrs at;
       if (relu) at.set_string("fused_act", "Relu");
-      OpResult r = run_op(OpId::MatMul, at, {TensorData::f32(c.first, a), TensorData::f32(c.second, b, seed % 2 == 0)}, 1, "ref");
+      OpResult r = run_op(OpId::MatMul, at, {TensorData::f32(c.first, a), TensorData::f32(c.second, b, seed % 2 == 0)},
+                          1, "ref");
       ASSERT_TRUE(r.status.ok()) << r.status.message();
       ASSERT_EQ(r.outputs[0].shape, want_shape);
       expect_close(r.outputs[0].as<float>(), want, 1e-5, "MatMul");
@@ -192,7 +206,7 @@ TEST(MatMulRef, ParameterMatrix) {
 TEST(MatMulRef, HandComputed) {
   // [2,2] batch of 2 times a shared [2,1]: [[1,2],[3,4]]*[1,1]^T = [3,7]; [[0,1],[1,0]] -> [1,1].
   OpResult r = run_op(OpId::MatMul, Attrs(),
-                            {TensorData::f32({2, 2, 2}, {1, 2, 3, 4, 0, 1, 1, 0}), TensorData::f32({2, 1}, {1, 1})}, 1);
+                      {TensorData::f32({2, 2, 2}, {1, 2, 3, 4, 0, 1, 1, 0}), TensorData::f32({2, 1}, {1, 1})}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.outputs[0].shape, (Shape{2, 2, 1}));
   EXPECT_EQ(r.outputs[0].as<float>(), (std::vector<float>{3, 7, 1, 1}));

@@ -46,13 +46,17 @@ TEST(LayerNormRef, EveryAxisAndBroadcast) {
           const Shape ss = scale_shapes[si];
           Shape bs;
           if (bias_kind == 1) bs = norm_shape;
-          if (bias_kind == 2) { bs = norm_shape; bs[0] = 1; }
+          if (bias_kind == 2) {
+            bs = norm_shape;
+            bs[0] = 1;
+          }
           const float eps = (seed % 2) ? 1e-5f : 0.5f;
-          SCOPED_TRACE(shape_str(xs) + " axis=" + std::to_string(axis) + " scale=" + shape_str(ss) + " bias=" +
-                       (bias_kind ? shape_str(bs) : "none"));
+          SCOPED_TRACE(shape_str(xs) + " axis=" + std::to_string(axis) + " scale=" + shape_str(ss) +
+                       " bias=" + (bias_kind ? shape_str(bs) : "none"));
           std::vector<float> x = random_floats(static_cast<size_t>(shape_numel(xs)), seed, -3.f, 3.f);
           std::vector<float> scale = random_floats(static_cast<size_t>(shape_numel(ss)), seed + 1, 0.5f, 1.5f);
-          std::vector<float> bias = bias_kind ? random_floats(static_cast<size_t>(shape_numel(bs)), seed + 2) : std::vector<float>{};
+          std::vector<float> bias =
+              bias_kind ? random_floats(static_cast<size_t>(shape_numel(bs)), seed + 2) : std::vector<float>{};
           ++seed;
           Attrs a;
           if (axis != -1) a.set_int("axis", axis);
@@ -75,8 +79,10 @@ TEST(LayerNormRef, HandComputed) {
   // Row [1, 2, 3, 4]: mean 2.5, var 1.25; epsilon 0 -> (x - 2.5) / sqrt(1.25).
   Attrs a;
   a.set_float("epsilon", 0.f);
-  OpResult r = run_op(OpId::LayerNormalization, a,
-                            {TensorData::f32({1, 4}, {1, 2, 3, 4}), TensorData::f32({4}, {1, 1, 2, 2}), TensorData::f32({4}, {0, 0, 0, 1})}, 1);
+  OpResult r = run_op(
+      OpId::LayerNormalization, a,
+      {TensorData::f32({1, 4}, {1, 2, 3, 4}), TensorData::f32({4}, {1, 1, 2, 2}), TensorData::f32({4}, {0, 0, 0, 1})},
+      1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   const double k = 1.0 / std::sqrt(1.25);
   std::vector<float> y = r.outputs[0].as<float>();
@@ -97,8 +103,9 @@ TEST(InstanceNormRef, Ranks) {
     ++seed;
     Attrs a;
     a.set_float("epsilon", 1e-3f);
-    OpResult r = run_op(OpId::InstanceNormalization, a,
-                              {TensorData::f32(xs, x), TensorData::f32({c}, scale, true), TensorData::f32({c}, bias, true)}, 1);
+    OpResult r =
+        run_op(OpId::InstanceNormalization, a,
+               {TensorData::f32(xs, x), TensorData::f32({c}, scale, true), TensorData::f32({c}, bias, true)}, 1);
     ASSERT_TRUE(r.status.ok()) << r.status.message();
     ASSERT_EQ(r.outputs[0].shape, xs);
     std::vector<float> got = r.outputs[0].as<float>();

@@ -29,8 +29,8 @@ int64_t fold(int64_t k, int64_t len, const std::string& mode) {
 }
 
 template <typename T>
-std::vector<T> naive_pad(const Shape& s, const std::vector<T>& x, const std::vector<int64_t>& pads, const std::string& mode,
-                         T value, Shape* out_shape) {
+std::vector<T> naive_pad(const Shape& s, const std::vector<T>& x, const std::vector<int64_t>& pads,
+                         const std::string& mode, T value, Shape* out_shape) {
   const size_t r = s.size();
   // 1. crop the negative pads
   Shape cs(r);
@@ -54,13 +54,19 @@ std::vector<T> naive_pad(const Shape& s, const std::vector<T>& x, const std::vec
   for (int64_t e = 0; e < shape_numel(os); ++e) {
     std::vector<int64_t> idx(r);
     int64_t rem = e;
-    for (size_t d = r; d-- > 0;) { idx[d] = rem % os[d]; rem /= os[d]; }
+    for (size_t d = r; d-- > 0;) {
+      idx[d] = rem % os[d];
+      rem /= os[d];
+    }
     bool use_value = false;
     int64_t src = 0;
     for (size_t d = 0; d < r; ++d) {
       int64_t k = idx[d] - std::max<int64_t>(pads[d], 0);
       if (k < 0 || k >= cs[d]) {
-        if (mode == "constant") { use_value = true; break; }
+        if (mode == "constant") {
+          use_value = true;
+          break;
+        }
         k = fold(k, cs[d], mode);
       }
       src = src * cs[d] + k;
@@ -77,12 +83,9 @@ TEST(PadRef, ModesTimesPads) {
     const size_t r = s.size();
     // Pad patterns per axis (begin, end), applied cyclically over the axes.
     const std::vector<std::pair<int64_t, int64_t>> patterns[] = {
-        {{0, 0}},
-        {{1, 2}, {2, 1}},
-        {{2, 2}},
-        {{-1, 0}, {0, -1}},       // crop only
-        {{-1, 2}, {2, -1}},       // crop one side, pad the other
-        {{4, 5}},                 // larger than the dim: repeated reflection/wrap
+        {{0, 0}},           {{1, 2}, {2, 1}}, {{2, 2}}, {{-1, 0}, {0, -1}},  // crop only
+        {{-1, 2}, {2, -1}},                                                  // crop one side, pad the other
+        {{4, 5}},  // larger than the dim: repeated reflection/wrap
     };
     for (const auto& pattern : patterns) {
       std::vector<int64_t> pads(2 * r);
@@ -95,7 +98,8 @@ TEST(PadRef, ModesTimesPads) {
         std::vector<float> x = random_floats(static_cast<size_t>(shape_numel(s)), seed++);
         Attrs a;
         a.set_string("mode", mode);
-        std::vector<TensorData> in = {TensorData::f32(s, x), TensorData::i64({static_cast<int64_t>(pads.size())}, pads)};
+        std::vector<TensorData> in = {TensorData::f32(s, x),
+                                      TensorData::i64({static_cast<int64_t>(pads.size())}, pads)};
         if (std::string(mode) == "constant") in.push_back(TensorData::f32({}, {2.5f}, true));
         OpResult r_ = run_op(OpId::Pad, a, in, 1);
         ASSERT_TRUE(r_.status.ok()) << r_.status.message();
@@ -110,7 +114,12 @@ TEST(PadRef, ModesTimesPads) {
 
 TEST(PadRef, OnnxExamples) {
   const std::vector<float> x = {1.0f, 1.2f, 2.3f, 3.4f, 4.5f, 5.7f};
-  struct Case { const char* mode; std::vector<int64_t> pads; Shape shape; std::vector<float> want; };
+  struct Case {
+    const char* mode;
+    std::vector<int64_t> pads;
+    Shape shape;
+    std::vector<float> want;
+  };
   const Case cases[] = {
       {"constant", {0, 2, 0, 0}, {3, 4}, {0, 0, 1.0f, 1.2f, 0, 0, 2.3f, 3.4f, 0, 0, 4.5f, 5.7f}},
       {"reflect", {0, 2, 0, 0}, {3, 4}, {1.0f, 1.2f, 1.0f, 1.2f, 2.3f, 3.4f, 2.3f, 3.4f, 4.5f, 5.7f, 4.5f, 5.7f}},
@@ -134,9 +143,9 @@ TEST(PadRef, AxesInputAndAttributeForm) {
   const Shape s = {2, 3, 4};
   // axes [-1, 1]: pads [w_begin, c_begin, w_end, c_end].
   OpResult r = run_op(OpId::Pad, Attrs(),
-                            {TensorData::f32(s, x), TensorData::i64({4}, {1, 2, 0, -1}), TensorData::f32({1}, {-3.f}, true),
-                             TensorData::i64({2}, {-1, 1})},
-                            1);
+                      {TensorData::f32(s, x), TensorData::i64({4}, {1, 2, 0, -1}), TensorData::f32({1}, {-3.f}, true),
+                       TensorData::i64({2}, {-1, 1})},
+                      1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   Shape want_shape;
   std::vector<float> want = naive_pad<float>(s, x, {0, 2, 1, 0, -1, 0}, "constant", -3.f, &want_shape);
@@ -154,7 +163,8 @@ TEST(PadRef, AxesInputAndAttributeForm) {
   EXPECT_EQ(r.outputs[0].as<float>(), want);
 
   // An absent constant_value (empty input slot) means 0.
-  r = run_op(OpId::Pad, Attrs(), {TensorData::f32(s, x), TensorData::i64({6}, {1, 0, 0, 0, 0, 1}), TensorData::none()}, 1);
+  r = run_op(OpId::Pad, Attrs(), {TensorData::f32(s, x), TensorData::i64({6}, {1, 0, 0, 0, 0, 1}), TensorData::none()},
+             1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   want = naive_pad<float>(s, x, {1, 0, 0, 0, 0, 1}, "constant", 0.f, &want_shape);
   EXPECT_EQ(r.outputs[0].as<float>(), want);
@@ -169,18 +179,18 @@ TEST(PadRef, IntegerDtypes) {
     Attrs a;
     a.set_string("mode", mode);
     const std::vector<int64_t> pads = {1, 2, 0, 1};
-    OpResult r = run_op(OpId::Pad, a,
-                              {TensorData::of<int64_t>(s, x64, DType::kI64, false), TensorData::i64({4}, pads),
-                               TensorData::i64({}, {-9})},
-                              1);
+    OpResult r = run_op(
+        OpId::Pad, a,
+        {TensorData::of<int64_t>(s, x64, DType::kI64, false), TensorData::i64({4}, pads), TensorData::i64({}, {-9})},
+        1);
     ASSERT_TRUE(r.status.ok()) << r.status.message();
     Shape ws;
     EXPECT_EQ(r.outputs[0].dtype, DType::kI64);
     EXPECT_EQ(r.outputs[0].as<int64_t>(), naive_pad<int64_t>(s, x64, pads, mode, -9, &ws));
     r = run_op(OpId::Pad, a,
-                     {TensorData::of<int8_t>(s, x8, DType::kI8, false), TensorData::i64({4}, pads),
-                      TensorData::of<int8_t>({}, {7}, DType::kI8, true)},
-                     1);
+               {TensorData::of<int8_t>(s, x8, DType::kI8, false), TensorData::i64({4}, pads),
+                TensorData::of<int8_t>({}, {7}, DType::kI8, true)},
+               1);
     ASSERT_TRUE(r.status.ok()) << r.status.message();
     EXPECT_EQ(r.outputs[0].dtype, DType::kI8);
     EXPECT_EQ(r.outputs[0].as<int8_t>(), naive_pad<int8_t>(s, x8, pads, mode, 7, &ws));
@@ -198,7 +208,8 @@ TEST(PadInfer, NormalisesAndIsIdempotent) {
   const float value = 4.f;
   const int64_t axes[] = {-1};
   n.inputs = {g.add_tensor("x", {2, 3}, DType::kF32), g.add_const("p", {2}, DType::kI64, pads, sizeof(pads)),
-              g.add_const("v", {}, DType::kF32, &value, sizeof(value)), g.add_const("a", {1}, DType::kI64, axes, sizeof(axes))};
+              g.add_const("v", {}, DType::kF32, &value, sizeof(value)),
+              g.add_const("a", {1}, DType::kI64, axes, sizeof(axes))};
   n.outputs = {g.add_tensor("y", {}, DType::kF32)};
   ASSERT_TRUE(infer_Pad(g, n).ok());
   EXPECT_EQ(n.attrs.get_ints("pads"), (std::vector<int64_t>{0, 1, 0, -1}));
@@ -228,7 +239,8 @@ void expect_error(const PadInputs& p, const Attrs& a, const std::string& fragmen
     if (!p.with_pads) {
       n.inputs.push_back(-1);
     } else if (p.pads_const) {
-      n.inputs.push_back(g.add_const("pads", {static_cast<int64_t>(p.pads.size())}, DType::kI64, p.pads.data(), p.pads.size() * 8));
+      n.inputs.push_back(
+          g.add_const("pads", {static_cast<int64_t>(p.pads.size())}, DType::kI64, p.pads.data(), p.pads.size() * 8));
     } else {
       n.inputs.push_back(g.add_tensor("pads", {static_cast<int64_t>(p.pads.size())}, DType::kI64));
     }
@@ -237,7 +249,9 @@ void expect_error(const PadInputs& p, const Attrs& a, const std::string& fragmen
     const uint64_t zero = 0;
     n.inputs.push_back(p.with_value ? g.add_const("v", {}, p.value_dtype, &zero, dtype_size(p.value_dtype)) : -1);
   }
-  if (!p.axes.empty()) n.inputs.push_back(g.add_const("axes", {static_cast<int64_t>(p.axes.size())}, DType::kI64, p.axes.data(), p.axes.size() * 8));
+  if (!p.axes.empty())
+    n.inputs.push_back(
+        g.add_const("axes", {static_cast<int64_t>(p.axes.size())}, DType::kI64, p.axes.data(), p.axes.size() * 8));
   expect_invalid_model(infer(o), fragment);
 }
 

@@ -18,9 +18,9 @@ struct PoolCase {
   std::vector<int64_t> kernel, strides, dilations, pads;
   bool ceil_mode = false, count_include_pad = false;
   std::string label() const {
-    return std::string(is_max ? "max" : "avg") + " x=" + shape_str(x) + " k=" + shape_str(kernel) + " s=" + shape_str(strides) +
-           " d=" + shape_str(dilations) + " p=" + shape_str(pads) + " ceil=" + std::to_string(ceil_mode) +
-           " cip=" + std::to_string(count_include_pad);
+    return std::string(is_max ? "max" : "avg") + " x=" + shape_str(x) + " k=" + shape_str(kernel) +
+           " s=" + shape_str(strides) + " d=" + shape_str(dilations) + " p=" + shape_str(pads) +
+           " ceil=" + std::to_string(ceil_mode) + " cip=" + std::to_string(count_include_pad);
   }
 };
 
@@ -54,7 +54,8 @@ std::vector<double> naive_pool(const PoolCase& pc, const std::vector<float>& x, 
   }
   Shape os = {pc.x[0], pc.x[1]};
   for (size_t i = 0; i < k; ++i)
-    os.push_back(naive_out_size(pc.x[2 + i], pc.kernel[i], pc.strides[i], pc.dilations[i], pc.pads[i], pc.pads[k + i], pc.ceil_mode));
+    os.push_back(naive_out_size(pc.x[2 + i], pc.kernel[i], pc.strides[i], pc.dilations[i], pc.pads[i], pc.pads[k + i],
+                                pc.ceil_mode));
   *out_shape = os;
   const Shape taps(pc.kernel.begin(), pc.kernel.end());
   std::vector<double> y;
@@ -102,7 +103,8 @@ void run_pool_case(const PoolCase& pc, uint32_t seed) {
   std::vector<float> x = random_floats(static_cast<size_t>(shape_numel(pc.x)), seed, -2.f, 2.f);
   Shape want_shape;
   std::vector<double> want = naive_pool(pc, x, &want_shape);
-  OpResult r = run_op(pc.is_max ? OpId::MaxPool : OpId::AveragePool, pool_attrs(pc), {TensorData::f32(pc.x, x)}, 1, "ref");
+  OpResult r =
+      run_op(pc.is_max ? OpId::MaxPool : OpId::AveragePool, pool_attrs(pc), {TensorData::f32(pc.x, x)}, 1, "ref");
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   ASSERT_EQ(r.outputs[0].shape, want_shape);
   expect_close(r.outputs[0].as<float>(), want, 1e-6, "pool");
@@ -165,7 +167,11 @@ TEST(PoolRef, CountIncludePadBothWays) {
 
 TEST(PoolRef, AutoPad) {
   // SAME_UPPER/LOWER: out = ceil(in / s), padding split with the odd pixel at the end/beginning.
-  struct Case { std::string mode; int64_t in, k, s; int64_t pb, pe; };
+  struct Case {
+    std::string mode;
+    int64_t in, k, s;
+    int64_t pb, pe;
+  };
   const Case cases[] = {{"SAME_UPPER", 5, 2, 1, 0, 1}, {"SAME_LOWER", 5, 2, 1, 1, 0}, {"SAME_UPPER", 7, 3, 2, 1, 1},
                         {"SAME_UPPER", 6, 3, 2, 0, 1}, {"SAME_LOWER", 6, 3, 2, 1, 0}, {"VALID", 7, 3, 2, 0, 0},
                         {"SAME_UPPER", 6, 1, 4, 0, 0}};

@@ -61,10 +61,14 @@ std::vector<Tap> axis_taps(const Spec& sp, size_t axis, int64_t o, int64_t in, b
   std::vector<Tap> taps;
   if (sp.mode == "nearest") {
     double r;
-    if (sp.nearest_mode == "floor") r = std::floor(x);
-    else if (sp.nearest_mode == "ceil") r = std::ceil(x);
-    else if (x == std::floor(x) + 0.5) r = sp.nearest_mode == "round_prefer_ceil" ? std::ceil(x) : std::floor(x);
-    else r = std::round(x);
+    if (sp.nearest_mode == "floor")
+      r = std::floor(x);
+    else if (sp.nearest_mode == "ceil")
+      r = std::ceil(x);
+    else if (x == std::floor(x) + 0.5)
+      r = sp.nearest_mode == "round_prefer_ceil" ? std::ceil(x) : std::floor(x);
+    else
+      r = std::round(x);
     taps.push_back({clamp(static_cast<int64_t>(r)), 1.0});
     return taps;
   }
@@ -117,7 +121,10 @@ std::vector<double> naive_resize(const Spec& sp, const Shape& xs, const std::vec
   for (int64_t e = 0; e < shape_numel(sp.out); ++e) {
     std::vector<int64_t> oi(sp.out.size());
     int64_t rem = e;
-    for (size_t d = sp.out.size(); d-- > 0;) { oi[d] = rem % sp.out[d]; rem /= sp.out[d]; }
+    for (size_t d = sp.out.size(); d-- > 0;) {
+      oi[d] = rem % sp.out[d];
+      rem /= sp.out[d];
+    }
     bool outside = false;
     const double v = interp(sp, xs, x, oi, 0, 0, &outside);
     y.push_back(outside ? sp.extrapolation : v);
@@ -139,18 +146,29 @@ Attrs spec_attrs(const Spec& sp) {
 }
 
 TEST(ResizeRef, ParameterMatrix) {
-  struct Geometry { Shape x; std::vector<std::vector<float>> scale_sets; };
+  struct Geometry {
+    Shape x;
+    std::vector<std::vector<float>> scale_sets;
+  };
   const Geometry geometries[] = {
       {{2, 2, 3, 4}, {{1, 1, 2, 2}, {1, 1, 1.5f, 2.5f}, {1, 1, 0.5f, 0.5f}, {1, 1, 0.6f, 0.75f}, {1, 1, 1.75f, 0.5f}}},
       {{1, 3, 5}, {{1, 1, 2}, {1, 1, 0.6f}, {2, 1, 1.4f}}},
       {{2, 1, 3, 2, 3}, {{1, 1, 2, 1.5f, 0.7f}, {1, 1, 0.5f, 2, 1}}},
   };
-  const char* ctms[] = {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
-                        "tf_half_pixel_for_nn"};
-  struct ModeCase { const char* mode; const char* nearest_mode; double a; bool exclude; };
-  const ModeCase modes[] = {{"nearest", "round_prefer_floor", 0, false}, {"nearest", "round_prefer_ceil", 0, false},
-                            {"nearest", "floor", 0, false},              {"nearest", "ceil", 0, false},
-                            {"linear", "", 0, false},                    {"cubic", "", -0.75, false},
+  const char* ctms[] = {"half_pixel",    "half_pixel_symmetric", "pytorch_half_pixel",
+                        "align_corners", "asymmetric",           "tf_half_pixel_for_nn"};
+  struct ModeCase {
+    const char* mode;
+    const char* nearest_mode;
+    double a;
+    bool exclude;
+  };
+  const ModeCase modes[] = {{"nearest", "round_prefer_floor", 0, false},
+                            {"nearest", "round_prefer_ceil", 0, false},
+                            {"nearest", "floor", 0, false},
+                            {"nearest", "ceil", 0, false},
+                            {"linear", "", 0, false},
+                            {"cubic", "", -0.75, false},
                             {"cubic", "", -0.5, true}};
   uint32_t seed = 1;
   int cases = 0;
@@ -159,7 +177,10 @@ TEST(ResizeRef, ParameterMatrix) {
       for (const char* ctm : ctms) {
         for (const ModeCase& m : modes) {
           for (bool by_sizes : {false, true}) {
-            if (by_sizes && (seed % 2)) { ++seed; continue; }  // sizes on about half the cases
+            if (by_sizes && (seed % 2)) {
+              ++seed;
+              continue;
+            }  // sizes on about half the cases
             Spec sp;
             sp.mode = m.mode;
             sp.ctm = ctm;
@@ -170,9 +191,10 @@ TEST(ResizeRef, ParameterMatrix) {
             for (size_t i = 0; i < g.x.size(); ++i)
               sp.out.push_back(static_cast<int64_t>(std::floor(static_cast<double>(g.x[i]) * scales[i])));
             if (by_sizes)  // the op then uses out / in as the scale
-              for (size_t i = 0; i < g.x.size(); ++i) sp.scales[i] = static_cast<float>(sp.out[i]) / static_cast<float>(g.x[i]);
-            SCOPED_TRACE(shape_str(g.x) + " -> " + shape_str(sp.out) + " " + sp.mode + "/" + sp.nearest_mode + " " + sp.ctm +
-                         (by_sizes ? " sizes" : " scales") + " a=" + std::to_string(sp.cubic_a));
+              for (size_t i = 0; i < g.x.size(); ++i)
+                sp.scales[i] = static_cast<float>(sp.out[i]) / static_cast<float>(g.x[i]);
+            SCOPED_TRACE(shape_str(g.x) + " -> " + shape_str(sp.out) + " " + sp.mode + "/" + sp.nearest_mode + " " +
+                         sp.ctm + (by_sizes ? " sizes" : " scales") + " a=" + std::to_string(sp.cubic_a));
             std::vector<float> x = random_floats(static_cast<size_t>(shape_numel(g.x)), seed++, -2.f, 2.f);
             std::vector<TensorData> in = {TensorData::f32(g.x, x), TensorData::none()};
             if (by_sizes) {
@@ -201,18 +223,19 @@ TEST(ResizeRef, TfCropAndResize) {
   Attrs a;
   a.set_string("mode", "linear");
   a.set_string("coordinate_transformation_mode", "tf_crop_and_resize");
-  OpResult r = run_op(OpId::Resize, a,
-                            {TensorData::f32({1, 1, 4, 4}, x16), TensorData::f32({8}, {0, 0, 0.4f, 0.6f, 1, 1, 0.6f, 0.8f}, true),
-                             TensorData::none(), TensorData::i64({4}, {1, 1, 3, 3})},
-                            1);
+  OpResult r =
+      run_op(OpId::Resize, a,
+             {TensorData::f32({1, 1, 4, 4}, x16), TensorData::f32({8}, {0, 0, 0.4f, 0.6f, 1, 1, 0.6f, 0.8f}, true),
+              TensorData::none(), TensorData::i64({4}, {1, 1, 3, 3})},
+             1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   expect_close(r.outputs[0].as<float>(), {7.6, 7.9, 8.2, 8.8, 9.1, 9.4, 10.0, 10.3, 10.6}, 1e-5, "crop");
   // test_resize_tf_crop_and_resize_extrapolation_value.
   a.set_float("extrapolation_value", 10.f);
   r = run_op(OpId::Resize, a,
-                   {TensorData::f32({1, 1, 4, 4}, x16), TensorData::f32({8}, {0, 0, 0.4f, 0.6f, 1, 1, 1.2f, 1.7f}, true),
-                    TensorData::none(), TensorData::i64({4}, {1, 1, 3, 3})},
-                   1);
+             {TensorData::f32({1, 1, 4, 4}, x16), TensorData::f32({8}, {0, 0, 0.4f, 0.6f, 1, 1, 1.2f, 1.7f}, true),
+              TensorData::none(), TensorData::i64({4}, {1, 1, 3, 3})},
+             1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   expect_close(r.outputs[0].as<float>(), {7.6, 10, 10, 12.4, 10, 10, 10, 10, 10}, 1e-5, "extrapolation");
 
@@ -230,7 +253,8 @@ TEST(ResizeRef, TfCropAndResize) {
       if (with_scales) {
         sp.scales = scales;
         // floor(in * (end - start) * scale)
-        sp.out = {2, 1, static_cast<int64_t>(std::floor(5.0 * (0.8f - -0.1f) * 1.5f)), static_cast<int64_t>(std::floor(6.0 * (1.3f - 0.2f) * 0.8f))};
+        sp.out = {2, 1, static_cast<int64_t>(std::floor(5.0 * (0.8f - -0.1f) * 1.5f)),
+                  static_cast<int64_t>(std::floor(6.0 * (1.3f - 0.2f) * 0.8f))};
       } else {
         sp.out = {2, 1, 4, 3};
         sp.scales = {1, 1, 4.f / 5.f, 3.f / 6.f};
@@ -258,39 +282,51 @@ TEST(ResizeRef, OnnxExamples) {
   // test_resize_upsample_scales_nearest
   Attrs nearest;
   nearest.set_string("mode", "nearest");
-  OpResult r = run_op(OpId::Resize, nearest,
-                            {TensorData::f32({1, 1, 2, 2}, {1, 2, 3, 4}), TensorData::none(), TensorData::f32({4}, {1, 1, 2, 3}, true)}, 1);
+  OpResult r = run_op(
+      OpId::Resize, nearest,
+      {TensorData::f32({1, 1, 2, 2}, {1, 2, 3, 4}), TensorData::none(), TensorData::f32({4}, {1, 1, 2, 3}, true)}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
-  EXPECT_EQ(r.outputs[0].as<float>(), (std::vector<float>{1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4}));
+  EXPECT_EQ(r.outputs[0].as<float>(),
+            (std::vector<float>{1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4, 3, 3, 3, 4, 4, 4}));
   // test_resize_downsample_scales_nearest
   r = run_op(OpId::Resize, nearest,
-                   {TensorData::f32({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), TensorData::none(), TensorData::f32({4}, {1, 1, 0.6f, 0.6f}, true)}, 1);
+             {TensorData::f32({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), TensorData::none(),
+              TensorData::f32({4}, {1, 1, 0.6f, 0.6f}, true)},
+             1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   EXPECT_EQ(r.outputs[0].shape, (Shape{1, 1, 1, 2}));
   EXPECT_EQ(r.outputs[0].as<float>(), (std::vector<float>{1, 3}));
   // test_resize_upsample_scales_linear
   Attrs linear;
   linear.set_string("mode", "linear");
-  r = run_op(OpId::Resize, linear,
-                   {TensorData::f32({1, 1, 2, 2}, {1, 2, 3, 4}), TensorData::none(), TensorData::f32({4}, {1, 1, 2, 2}, true)}, 1);
+  r = run_op(
+      OpId::Resize, linear,
+      {TensorData::f32({1, 1, 2, 2}, {1, 2, 3, 4}), TensorData::none(), TensorData::f32({4}, {1, 1, 2, 2}, true)}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
-  expect_close(r.outputs[0].as<float>(), {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4}, 1e-6, "linear");
+  expect_close(r.outputs[0].as<float>(),
+               {1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4}, 1e-6, "linear");
   // test_resize_downsample_scales_linear
   r = run_op(OpId::Resize, linear,
-                   {TensorData::f32({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), TensorData::none(), TensorData::f32({4}, {1, 1, 0.6f, 0.6f}, true)}, 1);
+             {TensorData::f32({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), TensorData::none(),
+              TensorData::f32({4}, {1, 1, 0.6f, 0.6f}, true)},
+             1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   expect_close(r.outputs[0].as<float>(), {2.6666665, 4.3333331}, 1e-6, "linear down");
   // test_resize_upsample_scales_linear_align_corners / downsample (unfloored resized length).
   linear.set_string("coordinate_transformation_mode", "align_corners");
-  r = run_op(OpId::Resize, linear,
-                   {TensorData::f32({1, 1, 2, 2}, {1, 2, 3, 4}), TensorData::none(), TensorData::f32({4}, {1, 1, 2, 2}, true)}, 1);
+  r = run_op(
+      OpId::Resize, linear,
+      {TensorData::f32({1, 1, 2, 2}, {1, 2, 3, 4}), TensorData::none(), TensorData::f32({4}, {1, 1, 2, 2}, true)}, 1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   const double t = 1.0 / 3;
-  expect_close(r.outputs[0].as<float>(),
-               {1, 1 + t, 1 + 2 * t, 2, 1 + 2 * t, 2, 2 + t, 2 + 2 * t, 2 + t, 2 + 2 * t, 3, 3 + t, 3, 3 + t, 3 + 2 * t, 4}, 1e-6,
-               "align_corners");
+  expect_close(
+      r.outputs[0].as<float>(),
+      {1, 1 + t, 1 + 2 * t, 2, 1 + 2 * t, 2, 2 + t, 2 + 2 * t, 2 + t, 2 + 2 * t, 3, 3 + t, 3, 3 + t, 3 + 2 * t, 4},
+      1e-6, "align_corners");
   r = run_op(OpId::Resize, linear,
-                   {TensorData::f32({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), TensorData::none(), TensorData::f32({4}, {1, 1, 0.6f, 0.6f}, true)}, 1);
+             {TensorData::f32({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8}), TensorData::none(),
+              TensorData::f32({4}, {1, 1, 0.6f, 0.6f}, true)},
+             1);
   ASSERT_TRUE(r.status.ok()) << r.status.message();
   expect_close(r.outputs[0].as<float>(), {1, 3.142857}, 1e-6, "align_corners down");
 }
@@ -318,7 +354,11 @@ TEST(ResizeRef, Opset10FormAndScalesAttribute) {
 TEST(ResizeRef, AxesAndKeepAspectRatio) {
   std::vector<float> x = random_floats(2 * 3 * 4 * 6, 9);
   const Shape xs = {2, 3, 4, 6};
-  struct Case { const char* policy; std::vector<int64_t> sizes; Shape out; };
+  struct Case {
+    const char* policy;
+    std::vector<int64_t> sizes;
+    Shape out;
+  };
   const Case cases[] = {
       {"stretch", {6, 9}, {2, 3, 6, 9}},
       {"not_larger", {6, 12}, {2, 3, 6, 9}},    // min(6/4, 12/6) = 1.5
@@ -331,7 +371,9 @@ TEST(ResizeRef, AxesAndKeepAspectRatio) {
     a.set_string("mode", "linear");
     a.set_ints("axes", {2, -1});
     a.set_string("keep_aspect_ratio_policy", c.policy);
-    OpResult r = run_op(OpId::Resize, a, {TensorData::f32(xs, x), TensorData::none(), TensorData::none(), TensorData::i64({2}, c.sizes)}, 1);
+    OpResult r =
+        run_op(OpId::Resize, a,
+               {TensorData::f32(xs, x), TensorData::none(), TensorData::none(), TensorData::i64({2}, c.sizes)}, 1);
     ASSERT_TRUE(r.status.ok()) << r.status.message();
     Spec sp;
     sp.mode = "linear";
@@ -342,7 +384,8 @@ TEST(ResizeRef, AxesAndKeepAspectRatio) {
       const float s43 = static_cast<float>(c.sizes[0]) / 4, s63 = static_cast<float>(c.sizes[1]) / 6;
       const float s = std::string(c.policy) == "not_larger" ? std::min(s43, s63) : std::max(s43, s63);
       sp.scales = {1, 1, s, s};
-      sp.out = {2, 3, static_cast<int64_t>(std::floor(4 * double(s) + 0.5)), static_cast<int64_t>(std::floor(6 * double(s) + 0.5))};
+      sp.out = {2, 3, static_cast<int64_t>(std::floor(4 * double(s) + 0.5)),
+                static_cast<int64_t>(std::floor(6 * double(s) + 0.5))};
     }
     EXPECT_EQ(sp.out, c.out);
     ASSERT_EQ(r.outputs[0].shape, sp.out);
@@ -358,7 +401,8 @@ TEST(ResizeInfer, SizesBecomeAttributesAndIdempotent) {
   n.name = "rs";
   n.op = OpId::Resize;
   const int64_t sizes[] = {1, 2, 7, 5};
-  n.inputs = {g.add_tensor("x", {1, 2, 3, 4}, DType::kF32), -1, -1, g.add_const("sizes", {4}, DType::kI64, sizes, sizeof(sizes))};
+  n.inputs = {g.add_tensor("x", {1, 2, 3, 4}, DType::kF32), -1, -1,
+              g.add_const("sizes", {4}, DType::kI64, sizes, sizeof(sizes))};
   n.outputs = {g.add_tensor("y", {}, DType::kF32)};
   n.attrs.set_string("mode", "cubic");
   ASSERT_TRUE(infer_Resize(g, n).ok());
@@ -394,11 +438,14 @@ void expect_error(const ResizeInputs& p, const Attrs& a, const std::string& frag
   if (p.scales.empty()) {
     n.inputs.push_back(-1);
   } else if (p.scales_const) {
-    n.inputs.push_back(g.add_const("scales", {static_cast<int64_t>(p.scales.size())}, DType::kF32, p.scales.data(), p.scales.size() * 4));
+    n.inputs.push_back(g.add_const("scales", {static_cast<int64_t>(p.scales.size())}, DType::kF32, p.scales.data(),
+                                   p.scales.size() * 4));
   } else {
     n.inputs.push_back(g.add_tensor("scales", {static_cast<int64_t>(p.scales.size())}, DType::kF32));
   }
-  n.inputs.push_back(p.sizes.empty() ? -1 : g.add_const("sizes", {static_cast<int64_t>(p.sizes.size())}, DType::kI64, p.sizes.data(), p.sizes.size() * 8));
+  n.inputs.push_back(p.sizes.empty() ? -1
+                                     : g.add_const("sizes", {static_cast<int64_t>(p.sizes.size())}, DType::kI64,
+                                                   p.sizes.data(), p.sizes.size() * 8));
   expect_invalid_model(infer(o), fragment);
 }
 

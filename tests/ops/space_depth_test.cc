@@ -11,7 +11,8 @@ namespace {
 using namespace reft;
 
 // Transposes a row-major tensor of `dims` by `perm` (out dim i = in dim perm[i]).
-std::vector<float> transpose(const std::vector<float>& x, const std::vector<int64_t>& dims, const std::vector<int>& perm) {
+std::vector<float> transpose(const std::vector<float>& x, const std::vector<int64_t>& dims,
+                             const std::vector<int>& perm) {
   const size_t r = dims.size();
   std::vector<int64_t> out_dims(r), in_strides(r, 1);
   for (size_t i = r - 1; i-- > 0;) in_strides[i] = in_strides[i + 1] * dims[i + 1];
@@ -91,9 +92,10 @@ TEST(DepthToSpaceRef, OnnxExamples) {
   a.set_string("mode", "DCR");
   OpResult r = run_op(OpId::DepthToSpace, a, {TensorData::f32({1, 8, 2, 3}, x)}, 1);
   ASSERT_TRUE(r.status.ok());
-  EXPECT_EQ(r.outputs[0].as<float>(),
-            (std::vector<float>{0,  12, 1,  13, 2,  14, 24, 36, 25, 37, 26, 38, 3,  15, 4,  16, 5,  17, 27, 39, 28, 40, 29, 41,
-                                6,  18, 7,  19, 8,  20, 30, 42, 31, 43, 32, 44, 9,  21, 10, 22, 11, 23, 33, 45, 34, 46, 35, 47}));
+  EXPECT_EQ(
+      r.outputs[0].as<float>(),
+      (std::vector<float>{0, 12, 1, 13, 2, 14, 24, 36, 25, 37, 26, 38, 3, 15, 4,  16, 5,  17, 27, 39, 28, 40, 29, 41,
+                          6, 18, 7, 19, 8, 20, 30, 42, 31, 43, 32, 44, 9, 21, 10, 22, 11, 23, 33, 45, 34, 46, 35, 47}));
   // test_depthtospace_crd_mode_example: channel ch holds ch * 9 + h * 3 + w.
   std::vector<float> xc;
   for (int ch = 0; ch < 8; ++ch)
@@ -102,8 +104,9 @@ TEST(DepthToSpaceRef, OnnxExamples) {
   r = run_op(OpId::DepthToSpace, a, {TensorData::f32({1, 8, 2, 3}, xc)}, 1);
   ASSERT_TRUE(r.status.ok());
   EXPECT_EQ(r.outputs[0].as<float>(),
-            (std::vector<float>{0,  9,  1,  10, 2,  11, 18, 27, 19, 28, 20, 29, 3,  12, 4,  13, 5,  14, 21, 30, 22, 31, 23, 32,
-                                36, 45, 37, 46, 38, 47, 54, 63, 55, 64, 56, 65, 39, 48, 40, 49, 41, 50, 57, 66, 58, 67, 59, 68}));
+            (std::vector<float>{0,  9,  1,  10, 2,  11, 18, 27, 19, 28, 20, 29, 3,  12, 4,  13,
+                                5,  14, 21, 30, 22, 31, 23, 32, 36, 45, 37, 46, 38, 47, 54, 63,
+                                55, 64, 56, 65, 39, 48, 40, 49, 41, 50, 57, 66, 58, 67, 59, 68}));
 }
 
 TEST(SpaceDepthRef, OtherDtypes) {
@@ -111,7 +114,11 @@ TEST(SpaceDepthRef, OtherDtypes) {
   std::vector<int64_t> x64(16);
   std::vector<int8_t> x8(16);
   std::vector<float> xf(16);
-  for (int i = 0; i < 16; ++i) { x64[static_cast<size_t>(i)] = 1000000000000LL + i; x8[static_cast<size_t>(i)] = static_cast<int8_t>(i - 8); xf[static_cast<size_t>(i)] = static_cast<float>(i); }
+  for (int i = 0; i < 16; ++i) {
+    x64[static_cast<size_t>(i)] = 1000000000000LL + i;
+    x8[static_cast<size_t>(i)] = static_cast<int8_t>(i - 8);
+    xf[static_cast<size_t>(i)] = static_cast<float>(i);
+  }
   Attrs a;
   a.set_int("blocksize", 2);
   OpResult rf = run_op(OpId::SpaceToDepth, a, {TensorData::f32({1, 1, 4, 4}, xf)}, 1);

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "kernels/kernel.h"
+#include "kernels/ref/float_to_int.h"
 #include "kernels/ref/strided_loop.h"
 
 namespace orknn {
@@ -221,11 +222,7 @@ class PowKernel : public Kernel {
         return static_cast<B>(std::pow(static_cast<double>(b), static_cast<double>(e)));
       } else {
         // Integer base: computed in double and truncated, like numpy's power followed by a cast.
-        const double r = std::pow(static_cast<double>(b), static_cast<double>(e));
-        if (std::isnan(r)) return 0;
-        if (r >= 9.2233720368547758e18) return static_cast<B>(INT64_MAX);
-        if (r <= -9.2233720368547758e18) return static_cast<B>(INT64_MIN);
-        return static_cast<B>(static_cast<int64_t>(r));
+        return float_to_int<B>(std::pow(static_cast<double>(b), static_cast<double>(e)));
       }
     });
   }
@@ -271,7 +268,8 @@ class PReluKernel : public Kernel {
   Status prepare(const KernelContext& ctx) override {
     const Shape& out = ctx.out_tensor(0).shape;
     const Shape slope = ctx.node->attrs.get_ints("slope_shape", ctx.in_tensor(1).shape);
-    loop_.init(out, {dense_strides(out), broadcast_strides(ctx.in_tensor(0).shape, out), broadcast_strides(slope, out)});
+    loop_.init(out,
+               {dense_strides(out), broadcast_strides(ctx.in_tensor(0).shape, out), broadcast_strides(slope, out)});
     return Status::Ok();
   }
   void run(const KernelContext& ctx) override {

@@ -11,23 +11,10 @@
 
 #include "common/fp16.h"
 #include "kernels/kernel.h"
+#include "kernels/ref/float_to_int.h"
 
 namespace orknn {
 namespace {
-
-template <typename D>
-D float_to_int(double v) {
-  if (std::isnan(v)) return D(0);
-  v = std::trunc(v);
-  int64_t i;
-  if (v >= 9.2233720368547758e18)
-    i = INT64_MAX;
-  else if (v <= -9.2233720368547758e18)
-    i = INT64_MIN;
-  else
-    i = static_cast<int64_t>(v);
-  return static_cast<D>(i);
-}
 
 template <typename D, typename S>
 D convert(S v) {

@@ -13,25 +13,33 @@
 
 #include "common/fp16.h"
 #include "kernels/kernel.h"
+#include "kernels/ref/float_to_int.h"
 
 namespace orknn {
 namespace {
 
 enum class PadMode { kConstant, kReflect, kEdge, kWrap };
 
-// `value` as one element of dtype `t` (integers truncate toward zero, as a C cast).
+template <typename T>
+void store(T v, uint8_t* out) {
+  std::memcpy(out, &v, sizeof(T));
+}
+
+// `value` as one element of dtype `t`: integers truncate toward zero as a C cast would, with
+// float_to_int's defined result for values the type cannot hold (a model's "value" may be any
+// float).
 void encode_value(float value, DType t, uint8_t* out) {
   switch (t) {
-    case DType::kF32: std::memcpy(out, &value, 4); break;
-    case DType::kF16: { uint16_t v = fp32_to_fp16(value); std::memcpy(out, &v, 2); break; }
-    case DType::kI8: { int8_t v = static_cast<int8_t>(value); std::memcpy(out, &v, 1); break; }
-    case DType::kU8: { uint8_t v = static_cast<uint8_t>(value); std::memcpy(out, &v, 1); break; }
-    case DType::kBool: out[0] = value != 0.f ? 1 : 0; break;
-    case DType::kI16: { int16_t v = static_cast<int16_t>(value); std::memcpy(out, &v, 2); break; }
-    case DType::kU16: { uint16_t v = static_cast<uint16_t>(value); std::memcpy(out, &v, 2); break; }
-    case DType::kI32: { int32_t v = static_cast<int32_t>(value); std::memcpy(out, &v, 4); break; }
-    case DType::kU32: { uint32_t v = static_cast<uint32_t>(value); std::memcpy(out, &v, 4); break; }
-    case DType::kI64: { int64_t v = static_cast<int64_t>(value); std::memcpy(out, &v, 8); break; }
+    case DType::kF32: store(value, out); break;
+    case DType::kF16: store(fp32_to_fp16(value), out); break;
+    case DType::kI8: store(float_to_int<int8_t>(value), out); break;
+    case DType::kU8: store(float_to_int<uint8_t>(value), out); break;
+    case DType::kBool: store<uint8_t>(value != 0.f ? 1 : 0, out); break;
+    case DType::kI16: store(float_to_int<int16_t>(value), out); break;
+    case DType::kU16: store(float_to_int<uint16_t>(value), out); break;
+    case DType::kI32: store(float_to_int<int32_t>(value), out); break;
+    case DType::kU32: store(float_to_int<uint32_t>(value), out); break;
+    case DType::kI64: store(float_to_int<int64_t>(value), out); break;
   }
 }
 
@@ -42,7 +50,10 @@ class PadRef : public Kernel {
     const Attrs& at = ctx.node->attrs;
     const std::vector<int64_t> pads = at.get_ints("pads");
     const std::string mode = at.get_string("mode", "constant");
-    mode_ = mode == "reflect" ? PadMode::kReflect : mode == "edge" ? PadMode::kEdge : mode == "wrap" ? PadMode::kWrap : PadMode::kConstant;
+    mode_ = mode == "reflect" ? PadMode::kReflect
+            : mode == "edge"  ? PadMode::kEdge
+            : mode == "wrap"  ? PadMode::kWrap
+                              : PadMode::kConstant;
     const size_t rank = x.shape.size();
     in_shape_ = x.shape;
     out_shape_ = ctx.out_tensor(0).shape;
