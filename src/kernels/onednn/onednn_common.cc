@@ -53,13 +53,13 @@ bool all_f32(const Graph& g, const Node& n) {
 }
 
 bool append_fused_act(const Node& n, dnnl::post_ops& ops) {
-  const std::string name = n.attrs.get_string("fused_act", "");
-  if (name.empty()) return true;
-  const float alpha = n.attrs.get_float("fused_alpha", 0.f);
-  const float beta = n.attrs.get_float("fused_beta", 0.f);
+  const FusedActivation f = read_fused_act(n.attrs);
+  // kNone with a name set is a name we do not know: let the reference kernel decide.
+  if (f.act == FusedAct::kNone) return n.attrs.get_string("fused_act", "").empty();
+  const float alpha = f.alpha, beta = f.beta;
   using A = dnnl::algorithm;
-  switch (parse_fused_act(name)) {
-    case FusedAct::kNone: return false;  // a name we do not know: let the reference kernel decide
+  switch (f.act) {
+    case FusedAct::kNone: return true;
     case FusedAct::kRelu: ops.append_eltwise(1.f, A::eltwise_relu, 0.f, 0.f); return true;
     case FusedAct::kLeakyRelu: ops.append_eltwise(1.f, A::eltwise_relu, alpha, 0.f); return true;
     case FusedAct::kClip:
