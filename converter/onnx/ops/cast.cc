@@ -1,5 +1,6 @@
-// Cast keeps "to" as the ONNX enum. Float types the IR computes as float32 (float16, bfloat16,
-// double) are cast to float32; uint64 to int64.
+// Cast keeps "to" as the ONNX enum. A cast to float16 stays one: its kernel rounds to fp16 values
+// (kept in float32 storage), so pure-fp32 models see the precision loss the graph asks for.
+// bfloat16 and double, which the IR computes as float32, become casts to float32; uint64 to int64.
 #include "converter/onnx/mapper.h"
 #include "converter/onnx/tensor_proto.h"
 
@@ -14,7 +15,7 @@ Status map_Cast(MapContext& ctx) {
   if (!dtype_from_onnx(static_cast<int>(to), &dt))
     return ctx.unsupported("cast to %s is not supported", onnx_type_name(static_cast<int>(to)));
   switch (to) {
-    case onnx::TensorProto::FLOAT16: case onnx::TensorProto::BFLOAT16: case onnx::TensorProto::DOUBLE:
+    case onnx::TensorProto::BFLOAT16: case onnx::TensorProto::DOUBLE:
       n.attrs.set_int("to", onnx::TensorProto::FLOAT);
       break;
     case onnx::TensorProto::UINT64:
