@@ -13,7 +13,7 @@ PACKAGES=(
   libyaml-cpp-dev libcli11-dev                          # converter config and CLI
   libgtest-dev libgmock-dev libbenchmark-dev            # tests and microbenchmarks
   libonnx-testdata                                      # ONNX backend node tests
-  python3-torch python3-torchvision python3-onnx python3-numpy   # test model export
+  python3-torch python3-torchvision                     # test model export (PyTorch outputs)
   nodejs npm                                            # ONNX Runtime reference
   fonts-dejavu-core python3-pil                         # rendered text (OCR tests, demo)
 )
