@@ -7,6 +7,7 @@
 
 #include "api/handles.h"
 #include "common/log.h"
+#include "common/raw_enum.h"
 #include "rknn_custom_op.h"
 #include "rknn_matmul_api.h"
 #include "runtime/context.h"
@@ -119,7 +120,7 @@ int rknn_destroy(rknn_context context) {
 int rknn_query(rknn_context context, rknn_query_cmd cmd, void* info, uint32_t size) {
   return with_context("rknn_query", context, [&](Context& c) -> Status {
     if (!info) return ORKNN_ERR(kInvalidParam, "rknn_query: info is NULL");
-    return c.query(cmd, info, size);
+    return c.query(orknn::raw_enum(cmd), info, size);
   });
 }
 
@@ -155,7 +156,7 @@ int rknn_outputs_release(rknn_context context, uint32_t n_outputs, rknn_output o
 }
 
 int rknn_set_core_mask(rknn_context context, rknn_core_mask core_mask) {
-  return with_context("rknn_set_core_mask", context, [&](Context& c) { return c.set_core_mask(core_mask); });
+  return with_context("rknn_set_core_mask", context, [&](Context& c) { return c.set_core_mask(orknn::raw_enum(core_mask)); });
 }
 
 // ---- Not implemented in this version (README status table). Each logs one line and fails. ----

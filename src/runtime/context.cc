@@ -12,6 +12,7 @@
 
 #include "common/fp16.h"
 #include "common/log.h"
+#include "common/raw_enum.h"
 #include "graph/planner.h"
 #include "model/model_io.h"
 #include "runtime/platform.h"
@@ -186,7 +187,7 @@ Status Context::plan() {
   return Status::Ok();
 }
 
-Status Context::set_core_mask(rknn_core_mask mask) {
+Status Context::set_core_mask(int mask) {
   const int cores = model_->platform->npu_cores;
   if (cores == 1)
     return ORKNN_ERR(kInvalidParam, "rknn_set_core_mask: platform %s has a single NPU core; core masks are not supported",
@@ -198,7 +199,7 @@ Status Context::set_core_mask(rknn_core_mask mask) {
   if (!valid)
     return ORKNN_ERR(kInvalidParam, "rknn_set_core_mask: mask 0x%x is not valid on %s (%d NPU cores)", m,
                      model_->platform->name, cores);
-  core_mask_ = mask;
+  core_mask_ = static_cast<rknn_core_mask>(mask);
   for (Step& s : steps_) s.kctx.num_threads = num_threads();
   return Status::Ok();
 }
@@ -272,18 +273,20 @@ Status Context::inputs_set(uint32_t n, const rknn_input* inputs) {
     ORKNN_RETURN_IF_ERROR(input_attr(in.index, &attr));
     const bool pass = in.pass_through != 0;
     // pass_through: the buffer already holds the reported (native) type and layout.
-    rknn_tensor_type type = pass ? attr.type : in.type;
-    rknn_tensor_format fmt = pass ? attr.fmt : in.fmt;
-    if (!supported_input_type(type))
-      return ORKNN_ERR(kInvalidInput, "rknn_inputs_set: input %u ('%s'): unsupported type %d", in.index, t.name.c_str(), static_cast<int>(type));
+    const int raw_type = pass ? static_cast<int>(attr.type) : raw_enum(in.type);
+    const int raw_fmt = pass ? static_cast<int>(attr.fmt) : raw_enum(in.fmt);
+    if (raw_type < 0 || raw_type >= RKNN_TENSOR_TYPE_MAX || !supported_input_type(static_cast<rknn_tensor_type>(raw_type)))
+      return ORKNN_ERR(kInvalidInput, "rknn_inputs_set: input %u ('%s'): unsupported type %d", in.index, t.name.c_str(), raw_type);
+    if (raw_fmt != RKNN_TENSOR_NCHW && raw_fmt != RKNN_TENSOR_NHWC && raw_fmt != RKNN_TENSOR_UNDEFINED)
+      return ORKNN_ERR(kInvalidInput, "rknn_inputs_set: input %u ('%s'): format %d is not accepted here (use NHWC or NCHW)",
+                       in.index, t.name.c_str(), raw_fmt);
+    const rknn_tensor_type type = static_cast<rknn_tensor_type>(raw_type);
+    const rknn_tensor_format fmt = static_cast<rknn_tensor_format>(raw_fmt);
     const size_t count = static_cast<size_t>(t.numel());
     const size_t need = count * rknn_type_size(type);
     if (in.size < need)
       return ORKNN_ERR(kInvalidInput, "rknn_inputs_set: input %u ('%s'): size %u is smaller than %zu (%zu elements of %s)",
                        in.index, t.name.c_str(), in.size, need, count, get_type_string(type));
-    if (fmt != RKNN_TENSOR_NCHW && fmt != RKNN_TENSOR_NHWC && fmt != RKNN_TENSOR_UNDEFINED)
-      return ORKNN_ERR(kInvalidInput, "rknn_inputs_set: input %u ('%s'): format %s is not accepted here (use NHWC or NCHW)",
-                       in.index, t.name.c_str(), get_format_string(fmt));
 
     void* dst = tensor_ptr(gi.tensor);
     const Shape& s = t.shape;
@@ -408,7 +411,7 @@ Status Context::outputs_release(uint32_t n, rknn_output* outputs) {
   return Status::Ok();
 }
 
-Status Context::query(rknn_query_cmd cmd, void* info, uint32_t size) {
+Status Context::query(int cmd, void* info, uint32_t size) {
   auto need = [&](size_t n, const char* what) -> Status {
     if (size < n)
       return ORKNN_ERR(kInvalidParam, "rknn_query(%s): size %u is smaller than sizeof(%s) = %zu", what, size, what, n);
@@ -482,7 +485,7 @@ Status Context::query(rknn_query_cmd cmd, void* info, uint32_t size) {
     }
     default:
       return ORKNN_ERR(kUnimplemented, "rknn_query: command %d is not implemented yet in OpenRKNN (see the README status table)",
-                       static_cast<int>(cmd));
+                       cmd);
   }
 }
 

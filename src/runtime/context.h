@@ -37,12 +37,13 @@ class Context {
   uint32_t n_inputs() const { return static_cast<uint32_t>(model_->graph.inputs.size()); }
   uint32_t n_outputs() const { return static_cast<uint32_t>(model_->graph.outputs.size()); }
 
-  Status query(rknn_query_cmd cmd, void* info, uint32_t size);
+  // cmd is the client's raw rknn_query_cmd value (see common/raw_enum.h).
+  Status query(int cmd, void* info, uint32_t size);
   Status inputs_set(uint32_t n, const rknn_input* inputs);
   Status run();
   Status outputs_get(uint32_t n, rknn_output* outputs);
   Status outputs_release(uint32_t n, rknn_output* outputs);
-  Status set_core_mask(rknn_core_mask mask);
+  Status set_core_mask(int mask);  // the client's raw rknn_core_mask value
 
   // Attribute reporting per contract §4.1.
   Status input_attr(uint32_t index, rknn_tensor_attr* attr) const;
