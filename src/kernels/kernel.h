@@ -1,6 +1,10 @@
 // Kernel interface and registry. A kernel implements one op for the node's dtypes/attributes.
 // Selection happens once per node at plan time: the highest-priority registered kernel whose
 // `supports` accepts the node; reference kernels (priority 0) accept every valid node.
+//
+// Quantized nodes (docs/numerics.md: a tensor of the node carries quantization parameters) only
+// ever get a kernel registered with a `supports` function, never a plain float/integer kernel:
+// ORKNN_REGISTER_QUANT_REF_KERNEL registers an op's quantized reference kernel.
 #pragma once
 #include <memory>
 #include <string>
@@ -47,11 +51,17 @@ struct KernelEntry {
 };
 
 void register_kernel(const KernelEntry& e);
+// True when an input or output tensor of n carries quantization parameters.
+bool is_quantized_node(const Graph& g, const Node& n);
 // Best kernel for the node (falls back to the reference kernel). `allow_fast=false` forces the
 // reference kernel (tests, and OPENRKNN_REF_KERNELS=1).
 std::unique_ptr<Kernel> create_kernel(const Graph& g, const Node& n, bool allow_fast, std::string* chosen_name);
+// The op's plain reference kernel (the one without `supports`), else its first reference kernel.
 const KernelEntry* find_ref_kernel(OpId op);
 std::vector<const KernelEntry*> kernels_for(OpId op);
+// True when the op has a quantized reference kernel (ORKNN_REGISTER_QUANT_REF_KERNEL*): the
+// converter keeps other ops in float inside quantized models.
+bool has_quantized_ref_kernel(OpId op);
 
 // Wraps a plain function as a Kernel (for stateless kernels).
 class FnKernel : public Kernel {
@@ -74,6 +84,18 @@ struct KernelRegistrar {
   static ::orknn::KernelRegistrar ORKNN_CONCAT(kRefReg_##OPNAME, __LINE__)(::orknn::KernelEntry{ \
       ::orknn::OpId::OPNAME, "ref", 0, nullptr,                                                   \
       []() -> std::unique_ptr<::orknn::Kernel> { return std::make_unique<::orknn::FnKernel>(fn); }})
+
+// Registers `fn` as the reference kernel of OPNAME for quantized nodes (is_quantized_node).
+#define ORKNN_REGISTER_QUANT_REF_KERNEL(OPNAME, fn)                                                \
+  static ::orknn::KernelRegistrar ORKNN_CONCAT(kQRefReg_##OPNAME, __LINE__)(::orknn::KernelEntry{ \
+      ::orknn::OpId::OPNAME, "ref_int8", 0, ::orknn::is_quantized_node,                           \
+      []() -> std::unique_ptr<::orknn::Kernel> { return std::make_unique<::orknn::FnKernel>(fn); }})
+
+// Same, for a Kernel subclass CLS (a quantized reference kernel that prepares tables or multipliers).
+#define ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(OPNAME, CLS)                                         \
+  static ::orknn::KernelRegistrar ORKNN_CONCAT(kQRefReg_##OPNAME, __LINE__)(::orknn::KernelEntry{ \
+      ::orknn::OpId::OPNAME, "ref_int8", 0, ::orknn::is_quantized_node,                           \
+      []() -> std::unique_ptr<::orknn::Kernel> { return std::make_unique<CLS>(); }})
 
 // Registers a Kernel subclass CLS as a fast kernel for OPNAME.
 #define ORKNN_REGISTER_KERNEL(OPNAME, NAME, PRIORITY, SUPPORTS, CLS)                              \

@@ -13,23 +13,48 @@ std::vector<KernelEntry>& entries() {
 
 void register_kernel(const KernelEntry& e) { entries().push_back(e); }
 
+bool is_quantized_node(const Graph& g, const Node& n) {
+  for (int id : n.inputs)
+    if (id >= 0 && !g.tensor(id).quant.empty()) return true;
+  for (int id : n.outputs)
+    if (id >= 0 && !g.tensor(id).quant.empty()) return true;
+  return false;
+}
+
 const KernelEntry* find_ref_kernel(OpId op) {
+  const KernelEntry* any = nullptr;
+  for (const auto& e : entries()) {
+    if (e.op != op || e.priority != 0) continue;
+    if (!e.supports) return &e;
+    if (!any) any = &e;
+  }
+  return any;
+}
+
+bool has_quantized_ref_kernel(OpId op) {
   for (const auto& e : entries())
-    if (e.op == op && e.priority == 0) return &e;
-  return nullptr;
+    if (e.op == op && e.priority == 0 && e.supports == is_quantized_node) return true;
+  return false;
 }
 
 std::vector<const KernelEntry*> kernels_for(OpId op) {
   std::vector<const KernelEntry*> r;
   for (const auto& e : entries())
     if (e.op == op) r.push_back(&e);
-  std::stable_sort(r.begin(), r.end(), [](const KernelEntry* a, const KernelEntry* b) { return a->priority > b->priority; });
+  // Highest priority first; at equal priority a kernel with a `supports` test goes before a
+  // catch-all one, so that (for instance) an op's quantized reference kernel is found first.
+  std::stable_sort(r.begin(), r.end(), [](const KernelEntry* a, const KernelEntry* b) {
+    if (a->priority != b->priority) return a->priority > b->priority;
+    return (a->supports != nullptr) > (b->supports != nullptr);
+  });
   return r;
 }
 
 std::unique_ptr<Kernel> create_kernel(const Graph& g, const Node& n, bool allow_fast, std::string* chosen_name) {
+  const bool quantized = is_quantized_node(g, n);
   for (const KernelEntry* e : kernels_for(n.op)) {
     if (e->priority > 0 && !allow_fast) continue;
+    if (quantized && !e->supports) continue;  // a float kernel would misread int8 codes
     if (e->supports && !e->supports(g, n)) continue;
     if (chosen_name) *chosen_name = e->name;
     return e->create();

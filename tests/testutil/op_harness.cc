@@ -5,7 +5,7 @@
 namespace orknn::test {
 
 OpResult run_op(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, int n_outputs,
-                const std::string& kernel, int num_threads) {
+                const std::string& kernel, int num_threads, const std::vector<QuantParams>& out_quant) {
   OpResult r;
   Graph g;
   g.precision = FloatPrecision::kFp32;
@@ -19,9 +19,17 @@ OpResult run_op(OpId op, const Attrs& attrs, const std::vector<TensorData>& inpu
     std::string name = "in" + std::to_string(i);
     int id = d.is_const ? g.add_const(name, d.shape, d.dtype, d.bytes.data(), d.bytes.size())
                         : g.add_tensor(name, d.shape, d.dtype);
+    g.tensor(id).quant = d.quant;
     n.inputs.push_back(id);
   }
-  for (int i = 0; i < n_outputs; ++i) n.outputs.push_back(g.add_tensor("out" + std::to_string(i), {}, DType::kF32));
+  for (int i = 0; i < n_outputs; ++i) {
+    n.outputs.push_back(g.add_tensor("out" + std::to_string(i), {}, DType::kF32));
+    if (static_cast<size_t>(i) < out_quant.size()) {
+      // A quantized output is int8 before infer runs, as the converter leaves it.
+      g.tensor(n.outputs.back()).quant = out_quant[static_cast<size_t>(i)];
+      if (!out_quant[static_cast<size_t>(i)].empty()) g.tensor(n.outputs.back()).dtype = DType::kI8;
+    }
+  }
   const OpDef* def = find_op(op);
   r.status = def->infer(g, n);
   if (!r.status.ok()) return r;
@@ -62,6 +70,7 @@ OpResult run_op(OpId op, const Attrs& attrs, const std::vector<TensorData>& inpu
     TensorData d;
     d.shape = t.shape;
     d.dtype = t.dtype;
+    d.quant = t.quant;
     d.bytes.assign(out_bufs[i].begin(), out_bufs[i].begin() + static_cast<long>(t.nbytes()));
     r.outputs.push_back(std::move(d));
   }

@@ -17,6 +17,7 @@ struct TensorData {
   std::vector<uint8_t> bytes;
   bool is_const = false;  // constant inputs (weights) become graph constants
   bool absent = false;    // optional input left out (-1)
+  QuantParams quant;      // set for quantized tensors (docs/numerics.md)
 
   template <typename T> static TensorData of(const Shape& s, const std::vector<T>& v, DType t, bool c = false) {
     TensorData d; d.shape = s; d.dtype = t; d.is_const = c;
@@ -41,8 +42,10 @@ struct OpResult {
 };
 
 // kernel: "" = best available (fast paths allowed), "ref" = reference only, or a kernel name.
+// out_quant: quantization parameters of the outputs (quantized nodes), one per output or empty.
 OpResult run_op(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, int n_outputs,
-                const std::string& kernel = "ref", int num_threads = 1);
+                const std::string& kernel = "ref", int num_threads = 1,
+                const std::vector<QuantParams>& out_quant = {});
 
 std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f);
 

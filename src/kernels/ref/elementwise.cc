@@ -223,33 +223,40 @@ void dropout_kernel(const KernelContext& ctx) {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Relu, "ref", 0, nullptr, UnaryKernel<ReluFn>);
-ORKNN_REGISTER_KERNEL(Neg, "ref", 0, nullptr, UnaryKernel<NegFn>);
-ORKNN_REGISTER_KERNEL(Abs, "ref", 0, nullptr, UnaryKernel<AbsFn>);
-ORKNN_REGISTER_KERNEL(Sign, "ref", 0, nullptr, UnaryKernel<SignFn>);
-ORKNN_REGISTER_KERNEL(Clip, "ref", 0, nullptr, UnaryKernel<ClipFn>);
-ORKNN_REGISTER_KERNEL(Sigmoid, "ref", 0, nullptr, UnaryKernel<SigmoidFn>);
-ORKNN_REGISTER_KERNEL(Tanh, "ref", 0, nullptr, UnaryKernel<TanhFn>);
-ORKNN_REGISTER_KERNEL(Erf, "ref", 0, nullptr, UnaryKernel<ErfFn>);
-ORKNN_REGISTER_KERNEL(Exp, "ref", 0, nullptr, UnaryKernel<ExpFn>);
-ORKNN_REGISTER_KERNEL(Log, "ref", 0, nullptr, UnaryKernel<LogFn>);
-ORKNN_REGISTER_KERNEL(Sqrt, "ref", 0, nullptr, UnaryKernel<SqrtFn>);
-ORKNN_REGISTER_KERNEL(Reciprocal, "ref", 0, nullptr, UnaryKernel<ReciprocalFn>);
-ORKNN_REGISTER_KERNEL(Floor, "ref", 0, nullptr, UnaryKernel<FloorFn>);
-ORKNN_REGISTER_KERNEL(Ceil, "ref", 0, nullptr, UnaryKernel<CeilFn>);
-ORKNN_REGISTER_KERNEL(Sin, "ref", 0, nullptr, UnaryKernel<SinFn>);
-ORKNN_REGISTER_KERNEL(Cos, "ref", 0, nullptr, UnaryKernel<CosFn>);
-ORKNN_REGISTER_KERNEL(Round, "ref", 0, nullptr, UnaryKernel<RoundFn>);
-ORKNN_REGISTER_KERNEL(Softplus, "ref", 0, nullptr, UnaryKernel<SoftplusFn>);
-ORKNN_REGISTER_KERNEL(Mish, "ref", 0, nullptr, UnaryKernel<MishFn>);
-ORKNN_REGISTER_KERNEL(LeakyRelu, "ref", 0, nullptr, UnaryKernel<LeakyReluFn>);
-ORKNN_REGISTER_KERNEL(Elu, "ref", 0, nullptr, UnaryKernel<EluFn>);
-ORKNN_REGISTER_KERNEL(Selu, "ref", 0, nullptr, UnaryKernel<SeluFn>);
-ORKNN_REGISTER_KERNEL(HardSigmoid, "ref", 0, nullptr, UnaryKernel<HardSigmoidFn>);
-ORKNN_REGISTER_KERNEL(HardSwish, "ref", 0, nullptr, UnaryKernel<HardSwishFn>);
-ORKNN_REGISTER_KERNEL(Gelu, "ref", 0, nullptr, UnaryKernel<GeluFn>);
+// Each unary op: the plain reference kernel and, the same class, its quantized (table) kernel.
+#define ORKNN_REGISTER_UNARY(OPNAME, FN)                               \
+  ORKNN_REGISTER_KERNEL(OPNAME, "ref", 0, nullptr, UnaryKernel<FN>); \
+  ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(OPNAME, UnaryKernel<FN>)
+
+ORKNN_REGISTER_UNARY(Relu, ReluFn);
+ORKNN_REGISTER_UNARY(Neg, NegFn);
+ORKNN_REGISTER_UNARY(Abs, AbsFn);
+ORKNN_REGISTER_UNARY(Sign, SignFn);
+ORKNN_REGISTER_UNARY(Clip, ClipFn);
+ORKNN_REGISTER_UNARY(Sigmoid, SigmoidFn);
+ORKNN_REGISTER_UNARY(Tanh, TanhFn);
+ORKNN_REGISTER_UNARY(Erf, ErfFn);
+ORKNN_REGISTER_UNARY(Exp, ExpFn);
+ORKNN_REGISTER_UNARY(Log, LogFn);
+ORKNN_REGISTER_UNARY(Sqrt, SqrtFn);
+ORKNN_REGISTER_UNARY(Reciprocal, ReciprocalFn);
+ORKNN_REGISTER_UNARY(Floor, FloorFn);
+ORKNN_REGISTER_UNARY(Ceil, CeilFn);
+ORKNN_REGISTER_UNARY(Sin, SinFn);
+ORKNN_REGISTER_UNARY(Cos, CosFn);
+ORKNN_REGISTER_UNARY(Round, RoundFn);
+ORKNN_REGISTER_UNARY(Softplus, SoftplusFn);
+ORKNN_REGISTER_UNARY(Mish, MishFn);
+ORKNN_REGISTER_UNARY(LeakyRelu, LeakyReluFn);
+ORKNN_REGISTER_UNARY(Elu, EluFn);
+ORKNN_REGISTER_UNARY(Selu, SeluFn);
+ORKNN_REGISTER_UNARY(HardSigmoid, HardSigmoidFn);
+ORKNN_REGISTER_UNARY(HardSwish, HardSwishFn);
+ORKNN_REGISTER_UNARY(Gelu, GeluFn);
 ORKNN_REGISTER_REF_KERNEL(Not, not_kernel);
 ORKNN_REGISTER_REF_KERNEL(Identity, copy_input0);
+ORKNN_REGISTER_QUANT_REF_KERNEL(Identity, copy_input0);
 ORKNN_REGISTER_REF_KERNEL(Dropout, dropout_kernel);
+ORKNN_REGISTER_QUANT_REF_KERNEL(Dropout, dropout_kernel);
 
 }  // namespace orknn
