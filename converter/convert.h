@@ -10,6 +10,16 @@
 
 namespace orknn {
 
+// INT8 quantization (docs/convert.md, docs/numerics.md). A model that already holds
+// QuantizeLinear/DequantizeLinear pairs is quantized with their parameters without a data set.
+struct QuantOptions {
+  bool enabled = false;                   // --quantize, or YAML quantized_dtype
+  std::string dataset;                    // calibration list: one sample per line (images or .npy)
+  std::string algorithm = "normal";       // observer: normal (min/max) | kl | mmse
+  std::string method = "channel";         // weight scales: channel | layer
+  std::vector<std::string> float_layers;  // hybrid quantization: node names kept in float
+};
+
 struct ConvertOptions {
   std::string platform = "rk3588";                  // one of platform_names() (runtime/platform.h)
   std::map<std::string, Shape> input_shapes;        // pins dynamic dims, by ONNX input name
@@ -23,6 +33,7 @@ struct ConvertOptions {
   std::string custom_string;
   FloatPrecision precision = FloatPrecision::kFp16;
   bool run_passes = true;  // graph passes (folding always runs; this controls fusion/cleanup)
+  QuantOptions quant;
 };
 
 // Reads an ONNX file (external data next to it is loaded) into a verified, shape-complete graph.
@@ -44,6 +55,15 @@ struct ConvertReport {
   int onnx_nodes = 0;            // nodes in the ONNX graph (Constant nodes included)
   int nodes_folded_at_import = 0;
   std::vector<PassStat> passes;  // in the order they ran
+  // Quantized conversions: the final precision of every node, in graph order.
+  struct LayerPrecision {
+    std::string node;
+    std::string op;
+    std::string precision;  // "int8" or "float"
+    std::string why;        // for float nodes: why they stayed float ("--float-layers", "no int8 kernel", ...)
+  };
+  std::vector<LayerPrecision> layer_precision;
+  int calibration_samples = 0;
 };
 
 Status convert_onnx(const std::string& onnx_path, const ConvertOptions& opts, Graph* out, ConvertReport* report);
