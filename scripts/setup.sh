@@ -11,6 +11,7 @@ PACKAGES=(
   libdnnl-dev                                           # oneDNN fast kernels (x86)
   libflatbuffers-dev flatbuffers-compiler               # model format
   libyaml-cpp-dev libcli11-dev                          # converter config and CLI
+  libstb-dev                                            # calibration images (stb_image, stb_image_resize)
   libgtest-dev libgmock-dev libbenchmark-dev            # tests and microbenchmarks
   libonnx-testdata                                      # ONNX backend node tests
   python3-torch python3-torchvision                     # test model export (PyTorch outputs)

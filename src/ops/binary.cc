@@ -1,14 +1,32 @@
 // Broadcasting element-wise ops of several inputs: arithmetic (Add Sub Mul Div Pow), the variadic
 // Min/Max, comparisons (Equal Less Greater -> bool), Where, and PRelu (unidirectional slope).
+//
+// Quantized int8 (docs/numerics.md): Add, Sub and Mul, with both inputs and the output per-tensor
+// quantized int8 activations (an input may be a constant with its own parameters). Plain int8
+// tensors are not arithmetic types here; the other ops refuse quantized tensors (the converter
+// keeps them in float).
 #include "ops/infer_util.h"
+#include "ops/quant_infer.h"
 
 namespace orknn {
 namespace {
+
+// Add/Sub/Mul on quantized int8: output = numpy broadcast of the inputs, dtype INT8.
+Status infer_quantized_arith(Graph& g, Node& n) {
+  ORKNN_RETURN_IF_ERROR(check_arity(g, n, 2, 2, 1, 1, 2));
+  ORKNN_RETURN_IF_ERROR(check_q8_input(g, n, 0));
+  ORKNN_RETURN_IF_ERROR(check_q8_input(g, n, 1));
+  ORKNN_RETURN_IF_ERROR(check_q8_output(g, n, 0));
+  Shape out;
+  ORKNN_RETURN_IF_ERROR(broadcast_shapes(n, {g.input(n, 0)->shape, g.input(n, 1)->shape}, &out));
+  return set_output(g, n, 0, out, output_dtype(g, n, 0, DType::kI8));
+}
 
 // All inputs share one dtype from `allowed`; the output is their numpy broadcast.
 Status infer_broadcast(Graph& g, Node& n, size_t min_in, size_t max_in, std::initializer_list<DType> allowed,
                        bool bool_output) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, min_in, max_in, 1, 1, n.inputs.size()));
+  ORKNN_RETURN_IF_ERROR(check_not_quantized(g, n, "this op has no int8 kernel"));
   const DType t = g.input(n, 0)->dtype;
   std::vector<Shape> shapes;
   for (size_t i = 0; i < n.inputs.size(); ++i) {
@@ -28,9 +46,15 @@ const std::initializer_list<DType> kArith = {DType::kF32, DType::kI32, DType::kI
 
 }  // namespace
 
-Status infer_Add(Graph& g, Node& n) { return infer_broadcast(g, n, 2, 2, kArith, false); }
-Status infer_Sub(Graph& g, Node& n) { return infer_broadcast(g, n, 2, 2, kArith, false); }
-Status infer_Mul(Graph& g, Node& n) { return infer_broadcast(g, n, 2, 2, kArith, false); }
+Status infer_Add(Graph& g, Node& n) {
+  return node_has_quant(g, n) ? infer_quantized_arith(g, n) : infer_broadcast(g, n, 2, 2, kArith, false);
+}
+Status infer_Sub(Graph& g, Node& n) {
+  return node_has_quant(g, n) ? infer_quantized_arith(g, n) : infer_broadcast(g, n, 2, 2, kArith, false);
+}
+Status infer_Mul(Graph& g, Node& n) {
+  return node_has_quant(g, n) ? infer_quantized_arith(g, n) : infer_broadcast(g, n, 2, 2, kArith, false);
+}
 Status infer_Div(Graph& g, Node& n) { return infer_broadcast(g, n, 2, 2, kArith, false); }
 Status infer_Min(Graph& g, Node& n) { return infer_broadcast(g, n, 1, 1 << 16, kArith, false); }
 Status infer_Max(Graph& g, Node& n) { return infer_broadcast(g, n, 1, 1 << 16, kArith, false); }
@@ -44,6 +68,7 @@ Status infer_Equal(Graph& g, Node& n) {
 // base's dtype.
 Status infer_Pow(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 2, 2, 1, 1, 2));
+  ORKNN_RETURN_IF_ERROR(check_not_quantized(g, n, "this op has no int8 kernel"));
   ORKNN_RETURN_IF_ERROR(check_dtype(g, n, 0, kArith));
   ORKNN_RETURN_IF_ERROR(check_dtype(g, n, 1, kArith));
   Shape out;
@@ -53,6 +78,7 @@ Status infer_Pow(Graph& g, Node& n) {
 
 Status infer_Where(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 3, 3, 1, 1, 3));
+  ORKNN_RETURN_IF_ERROR(check_not_quantized(g, n, "this op has no int8 kernel"));
   ORKNN_RETURN_IF_ERROR(check_dtype(g, n, 0, {DType::kBool}));
   const Tensor& x = *g.input(n, 1);
   const Tensor& y = *g.input(n, 2);
@@ -73,6 +99,7 @@ Status infer_Where(Graph& g, Node& n) {
 // and the kernel broadcasts the slope with that shape. Absent: the slope's own shape.
 Status infer_PRelu(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 2, 2, 1, 1, 2));
+  ORKNN_RETURN_IF_ERROR(check_not_quantized(g, n, "this op has no int8 kernel"));
   ORKNN_RETURN_IF_ERROR(check_dtype(g, n, 0, {DType::kF32}));
   ORKNN_RETURN_IF_ERROR(check_dtype(g, n, 1, {DType::kF32}));
   const Tensor& x = *g.input(n, 0);

@@ -1,8 +1,11 @@
 // Data movement on any dtype: Concat, Split, Slice, Transpose, Expand, Tile.
+// Quantized int8 (docs/numerics.md): Concat requantizes inputs whose parameters differ from the
+// output's; the others move bytes, so their output must carry the input's parameters.
 #include <algorithm>
 #include <limits>
 
 #include "ops/infer_util.h"
+#include "ops/quant_infer.h"
 
 namespace orknn {
 
@@ -16,6 +19,11 @@ Status infer_Concat(Graph& g, Node& n) {
   int64_t axis = 0;
   ORKNN_RETURN_IF_ERROR(normalize_axis(n, n.attrs.get_int("axis", 0), rank, &axis));
   n.attrs.set_int("axis", axis);
+  if (node_has_quant(g, n)) {
+    // Every input is requantized (or copied) into the output's parameters.
+    for (size_t i = 0; i < n.inputs.size(); ++i) ORKNN_RETURN_IF_ERROR(check_q8_input(g, n, i));
+    ORKNN_RETURN_IF_ERROR(check_q8_output(g, n, 0));
+  }
   Shape out = first.shape;
   out[static_cast<size_t>(axis)] = 0;
   for (size_t i = 0; i < n.inputs.size(); ++i) {
@@ -41,6 +49,7 @@ Status infer_Concat(Graph& g, Node& n) {
 Status infer_Split(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 2, 1, 1 << 16, 1));
   ORKNN_RETURN_IF_ERROR(move_ints_input_to_attr(g, n, 1, "split"));
+  ORKNN_RETURN_IF_ERROR(check_quant_passthrough(g, n));
   const Tensor& x = *g.input(n, 0);
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   if (rank == 0) return ORKNN_NODE_ERR(n, "cannot split a scalar");
@@ -101,6 +110,7 @@ Status infer_Slice(Graph& g, Node& n) {
     ORKNN_RETURN_IF_ERROR(move_ints_input_to_attr(g, n, i, names[i]));
   }
   if (!n.attrs.has("starts") || !n.attrs.has("ends")) return ORKNN_NODE_ERR(n, "starts and ends are required");
+  ORKNN_RETURN_IF_ERROR(check_quant_passthrough(g, n));
   const Tensor& x = *g.input(n, 0);
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   const std::vector<int64_t> starts = n.attrs.get_ints("starts");
@@ -160,6 +170,7 @@ Status infer_Slice(Graph& g, Node& n) {
 // Normalised: "perm" explicit (default: reversed dimensions).
 Status infer_Transpose(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 1, 1, 1, 1));
+  ORKNN_RETURN_IF_ERROR(check_quant_passthrough(g, n));
   const Tensor& x = *g.input(n, 0);
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   std::vector<int64_t> perm = n.attrs.get_ints("perm");
@@ -187,6 +198,7 @@ Status infer_Expand(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 2, 1, 1, 1));
   std::vector<int64_t> shape;
   ORKNN_RETURN_IF_ERROR(read_ints_param(g, n, 1, "shape", &shape));
+  ORKNN_RETURN_IF_ERROR(check_quant_passthrough(g, n));
   const Tensor& x = *g.input(n, 0);
   for (int64_t d : shape)
     if (d < 0) return ORKNN_NODE_ERR(n, "shape %s has a negative dimension", shape_str(shape).c_str());
@@ -201,6 +213,7 @@ Status infer_Tile(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 2, 1, 1, 1));
   std::vector<int64_t> repeats;
   ORKNN_RETURN_IF_ERROR(read_ints_param(g, n, 1, "repeats", &repeats));
+  ORKNN_RETURN_IF_ERROR(check_quant_passthrough(g, n));
   const Tensor& x = *g.input(n, 0);
   if (repeats.size() != x.shape.size())
     return ORKNN_NODE_ERR(n, "repeats %s has %zu entries for an input of rank %zu", shape_str(repeats).c_str(),

@@ -1,6 +1,7 @@
 // Unary element-wise ops (activations and math functions), Not, Identity and Dropout.
 #include "kernels/ref/activation.h"
 #include "ops/infer_util.h"
+#include "ops/quant_infer.h"
 
 namespace orknn {
 namespace {
@@ -22,6 +23,23 @@ Status infer_unary(Graph& g, Node& n, bool allow_ints, size_t max_in = 1) {
   if (!ok)
     return ORKNN_NODE_ERR(n, "input '%s' has dtype %s; supported: float32%s, or per-tensor quantized int8/uint8",
                           x.name.c_str(), dtype_name(x.dtype), allow_ints ? ", int32, int64" : "");
+  if (node_has_quant(g, n)) {
+    // The table maps input codes to output codes: both ends need per-tensor parameters.
+    if (!is_per_tensor_quantized(x))
+      return ORKNN_NODE_ERR(n, "the output is quantized but input '%s' (%s) is not a quantized int8/uint8 tensor",
+                            x.name.c_str(), dtype_name(x.dtype));
+    if (has_output(n, 0)) {
+      const Tensor& y = g.tensor(n.outputs[0]);
+      if (y.quant.scale.size() != 1)
+        return ORKNN_NODE_ERR(n, "input '%s' is quantized but the output '%s' has %s", x.name.c_str(), y.name.c_str(),
+                              y.quant.empty() ? "no quantization parameters" : "per-axis parameters");
+      if (x.dtype == DType::kI8) {  // int8 graphs (docs/numerics.md); uint8 tables keep their own ranges
+        const std::string what = strfmt("input '%s'", x.name.c_str());
+        ORKNN_RETURN_IF_ERROR(check_quant_params(n, x, what.c_str(), false));
+        ORKNN_RETURN_IF_ERROR(check_quant_params(n, y, "output 0", false));
+      }
+    }
+  }
   return set_output(g, n, 0, x.shape, x.dtype);
 }
 
@@ -110,6 +128,7 @@ Status infer_Not(Graph& g, Node& n) {
 
 Status infer_Identity(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 1, 1, 1, 1));
+  ORKNN_RETURN_IF_ERROR(check_quant_passthrough(g, n));  // int8 codes are copied: same parameters
   const Tensor& x = *g.input(n, 0);
   return set_output(g, n, 0, x.shape, x.dtype);
 }
@@ -133,6 +152,14 @@ Status infer_Dropout(Graph& g, Node& n) {
     n.inputs[1] = -1;
   }
   const Tensor& x = *g.input(n, 0);
+  if (node_has_quant(g, n)) {
+    // int8 codes are copied: output 0 needs the input's parameters; the bool mask has none.
+    ORKNN_RETURN_IF_ERROR(check_q8_input(g, n, 0));
+    if (!has_output(n, 0) || !same_quant(x.quant, g.tensor(n.outputs[0]).quant))
+      return ORKNN_NODE_ERR(n, "output 0 must carry the quantization parameters of input '%s'", x.name.c_str());
+    if (has_output(n, 1) && !g.tensor(n.outputs[1]).quant.empty())
+      return ORKNN_NODE_ERR(n, "the mask output cannot be quantized");
+  }
   ORKNN_RETURN_IF_ERROR(set_output(g, n, 0, x.shape, x.dtype));
   return set_output(g, n, 1, x.shape, DType::kBool);
 }

@@ -1,14 +1,17 @@
 // Gather (ONNX Gather, not GatherElements/GatherND).
 #include "ops/infer_util.h"
+#include "ops/quant_infer.h"
 
 namespace orknn {
 
 // Normalised: "axis" non-negative. Output shape: data[:axis] + indices + data[axis+1:], so scalar
 // indices remove the axis. Constant indices are range-checked here; at run time an out-of-range
-// index yields zeros.
+// index yields zeros. Quantized int8 data is gathered unchanged: the output must carry the data's
+// parameters and the indices stay plain integers.
 Status infer_Gather(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 2, 2, 1, 1, 2));
   ORKNN_RETURN_IF_ERROR(check_dtype(g, n, 1, {DType::kI32, DType::kI64}));
+  ORKNN_RETURN_IF_ERROR(check_quant_passthrough(g, n, 0));
   const Tensor& data = *g.input(n, 0);
   const Tensor& indices = *g.input(n, 1);
   const int64_t rank = static_cast<int64_t>(data.shape.size());

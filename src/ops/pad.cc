@@ -4,10 +4,15 @@
 // crop), "value" (float, constant mode) and "mode" (constant, reflect, edge, wrap) explicit;
 // inputs pads, constant_value and axes are moved into these attributes and set to -1.
 // Pad only moves elements, so any dtype is accepted.
+// Quantized int8 data (docs/numerics.md): the output carries the input's parameters and constant
+// mode fills with quantize(value). "value" stays the real value: a constant_value input is float32
+// or a quantized int8 scalar (then dequantized).
 #include <string>
 #include <vector>
 
+#include "kernels/quant_util.h"
 #include "ops/infer_util.h"
+#include "ops/quant_infer.h"
 
 namespace orknn {
 namespace {
@@ -40,8 +45,26 @@ Status infer_Pad(Graph& g, Node& n) {
   }
   ORKNN_RETURN_IF_ERROR(check_values_in(n, "pads", pads, -kMaxDim, kMaxDim));
 
+  const bool quantized = node_has_quant(g, n);
   float value = n.attrs.get_float("value", 0.f);
-  if (const Tensor* t = g.input(n, 2)) {
+  if (const Tensor* t = g.input(n, 2); t && quantized) {
+    const bool q8 = t->dtype == DType::kI8 && !t->quant.empty();
+    if (t->dtype != DType::kF32 && !q8)
+      return ORKNN_NODE_ERR(n, "quantized Pad: constant_value must be float32 or a quantized int8 scalar, got %s%s",
+                            dtype_name(t->dtype), t->quant.empty() ? " without quantization parameters" : "");
+    if (t->numel() != 1)
+      return ORKNN_NODE_ERR(n, "input constant_value must hold one value, got shape %s", shape_str(t->shape).c_str());
+    if (q8) {
+      ORKNN_RETURN_IF_ERROR(check_quant_params(n, *t, "input constant_value", false));
+      std::vector<int64_t> q;
+      ORKNN_RETURN_IF_ERROR(read_const_ints(g, n, 2, "constant_value", &q));
+      value = dequantize_value(static_cast<int32_t>(q[0]), t->quant.scale[0], t->quant.zero_point[0]);
+    } else {
+      std::vector<float> v;
+      ORKNN_RETURN_IF_ERROR(read_const_floats(g, n, 2, "constant_value", &v));
+      value = v[0];
+    }
+  } else if (t) {
     if (t->dtype != x.dtype)
       return ORKNN_NODE_ERR(n, "constant_value dtype %s differs from data dtype %s", dtype_name(t->dtype),
                             dtype_name(x.dtype));
@@ -87,6 +110,8 @@ Status infer_Pad(Graph& g, Node& n) {
   n.attrs.set_float("value", value);
   n.attrs.set_string("mode", mode);
   for (size_t i = 1; i < n.inputs.size(); ++i) n.inputs[i] = -1;
+  // After the parameter inputs are gone: only the data input may (and must) be quantized.
+  if (quantized) ORKNN_RETURN_IF_ERROR(check_quant_passthrough(g, n));
   return set_output(g, n, 0, out, x.dtype);
 }
 

@@ -4,19 +4,29 @@
 // spatial dim), "pads" (begin..., end...), "ceil_mode", "auto_pad" = "NOTSET"; AveragePool also
 // "count_include_pad". auto_pad is resolved into pads with ceil_mode = 0 (ONNX defines the
 // auto_pad output sizes without ceil_mode).
+//
+// Quantized int8 (docs/numerics.md): X and Y are per-tensor quantized int8 activations (their
+// parameters may differ; the kernels requantize). MaxPool's Indices output is never supported.
 #include <string>
 #include <vector>
 
 #include "ops/infer_util.h"
+#include "ops/quant_infer.h"
 
 namespace orknn {
 namespace {
 
-// Single float32 input X of rank 3 to max_rank (N, C, spatial dims), one output.
+// Single input X of rank 3 to max_rank (N, C, spatial dims), one output; X float32, or X and Y
+// quantized int8.
 Status check_pool_io(const Graph& g, const Node& n, size_t max_rank) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 1, 1, n.op == OpId::MaxPool ? 2 : 1, 1));
   if (has_output(n, 1)) return ORKNN_NODE_ERR(n, "the Indices output is not supported");
-  ORKNN_RETURN_IF_ERROR(check_f32(g, n, 0, "X"));
+  if (node_has_quant(g, n)) {
+    ORKNN_RETURN_IF_ERROR(check_q8_input(g, n, 0));
+    ORKNN_RETURN_IF_ERROR(check_q8_output(g, n, 0));
+  } else {
+    ORKNN_RETURN_IF_ERROR(check_f32(g, n, 0, "X"));
+  }
   const Tensor& x = *g.input(n, 0);
   if (x.shape.size() < 3 || x.shape.size() > max_rank)
     return ORKNN_NODE_ERR(n, "X must be N x C x (1 to %zu spatial dims), got %s", max_rank - 2,
@@ -75,14 +85,14 @@ Status infer_window_pool(Graph& g, Node& n) {
   n.attrs.set_int("ceil_mode", ceil_mode);
   n.attrs.set_string("auto_pad", "NOTSET");
   if (n.op == OpId::AveragePool) n.attrs.set_int("count_include_pad", count_include_pad);
-  return set_output(g, n, 0, out, DType::kF32);
+  return set_output(g, n, 0, out, output_dtype(g, n, 0, DType::kF32));
 }
 
 Status infer_global_pool(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_pool_io(g, n, 64));
   Shape out = g.tensor(n.inputs[0]).shape;
   for (size_t i = 2; i < out.size(); ++i) out[i] = 1;
-  return set_output(g, n, 0, out, DType::kF32);
+  return set_output(g, n, 0, out, output_dtype(g, n, 0, DType::kF32));
 }
 
 }  // namespace

@@ -12,11 +12,16 @@
 //   "mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a",
 //   "exclude_outside", "extrapolation_value", "antialias" (= 0) explicit;
 //   "axes" and "keep_aspect_ratio_policy" are applied and removed.
+//
+// Quantized int8 X (docs/numerics.md): only mode nearest, which moves values unchanged (the output
+// must carry X's parameters; tf_crop_and_resize fills with quantize(extrapolation_value)).
+// linear and cubic are refused, so the converter keeps such a node in float.
 #include <cmath>
 #include <string>
 #include <vector>
 
 #include "ops/infer_util.h"
+#include "ops/quant_infer.h"
 
 namespace orknn {
 namespace {
@@ -60,7 +65,8 @@ Status output_dim(const Node& n, size_t axis, double v, float scale, int64_t* ou
 
 Status infer_Resize(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 4, 1, 1, 1));
-  ORKNN_RETURN_IF_ERROR(check_f32(g, n, 0, "X"));
+  const bool quantized = node_has_quant(g, n);
+  if (!quantized) ORKNN_RETURN_IF_ERROR(check_f32(g, n, 0, "X"));
   const Tensor& x = *g.input(n, 0);
   const size_t rank = x.shape.size();
   if (rank < 1) return ORKNN_NODE_ERR(n, "X must have rank >= 1");
@@ -71,6 +77,9 @@ Status infer_Resize(Graph& g, Node& n) {
   const std::string mode = n.attrs.get_string("mode", "nearest");
   if (!one_of(mode, {"nearest", "linear", "cubic"}))
     return ORKNN_NODE_ERR(n, "attribute mode '%s' is not supported (nearest, linear, cubic)", mode.c_str());
+  if (quantized && mode != "nearest")
+    return ORKNN_NODE_ERR(n, "mode '%s' is not supported on a quantized int8 node (only nearest, which moves values "
+                          "unchanged); run it in float", mode.c_str());
   const std::string ctm = n.attrs.get_string("coordinate_transformation_mode", "half_pixel");
   if (!one_of(ctm, {"half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners", "asymmetric",
                     "tf_half_pixel_for_nn", "tf_crop_and_resize"}))
@@ -220,7 +229,9 @@ Status infer_Resize(Graph& g, Node& n) {
   n.attrs.erase("axes");
   n.attrs.erase("keep_aspect_ratio_policy");
   for (size_t i = 1; i < n.inputs.size(); ++i) n.inputs[i] = -1;
-  return set_output(g, n, 0, out, DType::kF32);
+  // After the parameter inputs are gone: only X may (and must) be quantized.
+  if (quantized) ORKNN_RETURN_IF_ERROR(check_quant_passthrough(g, n));
+  return set_output(g, n, 0, out, output_dtype(g, n, 0, DType::kF32));
 }
 
 }  // namespace orknn

@@ -1,8 +1,9 @@
 // Ops that only change the shape (Reshape Flatten Squeeze Unsqueeze; any dtype, data unchanged)
-// and Shape.
+// and Shape. Quantized int8 data moves unchanged, so the output must carry the input's parameters.
 #include <algorithm>
 
 #include "ops/infer_util.h"
+#include "ops/quant_infer.h"
 
 namespace orknn {
 
@@ -12,6 +13,7 @@ Status infer_Reshape(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 2, 1, 1, 1));
   std::vector<int64_t> spec;
   ORKNN_RETURN_IF_ERROR(read_ints_param(g, n, 1, "shape", &spec));
+  ORKNN_RETURN_IF_ERROR(check_quant_passthrough(g, n));
   const int64_t allowzero = n.attrs.get_int("allowzero", 0);
   n.attrs.set_int("allowzero", allowzero);
   const Tensor& x = *g.input(n, 0);
@@ -63,6 +65,7 @@ Status infer_Reshape(Graph& g, Node& n) {
 // Normalised: "axis" in [0, rank].
 Status infer_Flatten(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 1, 1, 1, 1));
+  ORKNN_RETURN_IF_ERROR(check_quant_passthrough(g, n));
   const Tensor& x = *g.input(n, 0);
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   int64_t axis = n.attrs.get_int("axis", 1);
@@ -79,6 +82,7 @@ Status infer_Flatten(Graph& g, Node& n) {
 Status infer_Squeeze(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 2, 1, 1, 1));
   ORKNN_RETURN_IF_ERROR(move_ints_input_to_attr(g, n, 1, "axes"));
+  ORKNN_RETURN_IF_ERROR(check_quant_passthrough(g, n));
   const Tensor& x = *g.input(n, 0);
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   std::vector<int64_t> axes;
@@ -103,6 +107,7 @@ Status infer_Unsqueeze(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 2, 1, 1, 1));
   std::vector<int64_t> given;
   ORKNN_RETURN_IF_ERROR(read_ints_param(g, n, 1, "axes", &given));
+  ORKNN_RETURN_IF_ERROR(check_quant_passthrough(g, n));
   const Tensor& x = *g.input(n, 0);
   const int64_t out_rank = static_cast<int64_t>(x.shape.size() + given.size());
   std::vector<int64_t> axes;
@@ -120,8 +125,11 @@ Status infer_Unsqueeze(Graph& g, Node& n) {
 }
 
 // Normalised: "start" and "end" explicit, clamped to [0, rank] (opset 15 semantics).
+// Only the input's shape is read, so a quantized input is fine; the int64 output is never quantized.
 Status infer_Shape(Graph& g, Node& n) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 1, 1, 1, 1));
+  if (has_output(n, 0) && !g.tensor(n.outputs[0]).quant.empty())
+    return ORKNN_NODE_ERR(n, "the int64 output '%s' cannot be quantized", g.tensor(n.outputs[0]).name.c_str());
   const Tensor& x = *g.input(n, 0);
   const int64_t rank = static_cast<int64_t>(x.shape.size());
   auto resolve = [rank](int64_t v) {

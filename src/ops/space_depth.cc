@@ -1,10 +1,12 @@
 // DepthToSpace and SpaceToDepth (rank-4 NCHW): validation, normalisation, shapes.
 //
 // Normalised form: "blocksize"; DepthToSpace also "mode" ("DCR" or "CRD") explicit. These ops
-// only move elements, so any dtype is accepted (the output has the input's dtype).
+// only move elements, so any dtype is accepted (the output has the input's dtype); a quantized
+// int8 output must carry the input's parameters.
 #include <string>
 
 #include "ops/infer_util.h"
+#include "ops/quant_infer.h"
 
 namespace orknn {
 namespace {
@@ -13,6 +15,7 @@ namespace {
 // valid dim; the bound keeps dim * blocksize^2 inside int64).
 Status check_io(const Graph& g, const Node& n, int64_t* block) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 1, 1, 1, 1));
+  ORKNN_RETURN_IF_ERROR(check_quant_passthrough(g, n));
   const Shape& x = g.input(n, 0)->shape;
   if (x.size() != 4) return ORKNN_NODE_ERR(n, "input must be 4-D (N, C, H, W), got %s", shape_str(x).c_str());
   if (!n.attrs.has("blocksize")) return ORKNN_NODE_ERR(n, "attribute blocksize is required");

@@ -14,6 +14,7 @@
 #include "common/log.h"
 #include "common/raw_enum.h"
 #include "graph/planner.h"
+#include "kernels/quant_util.h"
 #include "model/model_io.h"
 #include "runtime/platform.h"
 #include "common/version.h"
@@ -258,6 +259,30 @@ Status Context::output_attr(uint32_t index, rknn_tensor_attr* a) const {
   return Status::Ok();
 }
 
+const Context::UInt8InputTable& Context::uint8_table(uint32_t index) {
+  if (uint8_tables_.size() != n_inputs()) uint8_tables_.resize(n_inputs());
+  UInt8InputTable& tab = uint8_tables_[index];
+  if (!tab.f32.empty()) return tab;
+  const GraphInput& gi = model_->graph.inputs[index];
+  const Tensor& t = model_->graph.tensor(gi.tensor);
+  // One table per channel when mean/std differ per channel, else one for all.
+  const size_t per_channel = std::max(gi.mean.size(), gi.std.size());
+  tab.channels = per_channel > 1 ? per_channel : 1;
+  tab.f32.resize(tab.channels * 256);
+  tab.q8.resize(tab.channels * 256);
+  const QuantScalar q = per_tensor(t);
+  for (size_t c = 0; c < tab.channels; ++c) {
+    const float m = gi.mean.empty() ? 0.f : gi.mean[gi.mean.size() == 1 ? 0 : c];
+    const float sd = gi.std.empty() ? 1.f : gi.std[gi.std.size() == 1 ? 0 : c];
+    for (int u = 0; u < 256; ++u) {
+      const float v = (static_cast<float>(u) - m) / sd;
+      tab.f32[c * 256 + static_cast<size_t>(u)] = v;
+      tab.q8[c * 256 + static_cast<size_t>(u)] = quantize_value(v, q.scale, q.zp);
+    }
+  }
+  return tab;
+}
+
 Status Context::inputs_set(uint32_t n, const rknn_input* inputs) {
   if (n == 0 || n > n_inputs())
     return ORKNN_ERR(kInvalidParam, "rknn_inputs_set: n_inputs %u, the model has %u inputs", n, n_inputs());
@@ -292,28 +317,44 @@ Status Context::inputs_set(uint32_t n, const rknn_input* inputs) {
     const Shape& s = t.shape;
     const bool nhwc = s.size() == 4 && fmt == RKNN_TENSOR_NHWC;
     const int64_t C = s.size() == 4 ? s[1] : 1, H = s.size() == 4 ? s[2] : 1, W = s.size() == 4 ? s[3] : 1;
-    // mean/std apply to UINT8 data (images), per channel (dim 1 of the model's NCHW input).
-    const bool normalise = !pass && type == RKNN_TENSOR_UINT8 && (!gi.mean.empty() || !gi.std.empty());
     const int64_t plane = H * W;
-    const bool same_bytes = !nhwc && !normalise && type == RKNN_TENSOR_FLOAT32 && t.dtype == DType::kF32;
-    if (same_bytes) std::memcpy(dst, in.buf, count * 4);  // the common float32 NCHW case: a copy
-    for (size_t i = 0; i < (same_bytes ? 0 : count); ++i) {
-      // i is the destination (NCHW) index; find the source index and the channel.
-      size_t src = i;
-      int64_t c = 0;
-      if (s.size() == 4) {
-        int64_t w = static_cast<int64_t>(i) % W, h = (static_cast<int64_t>(i) / W) % H;
-        c = (static_cast<int64_t>(i) / plane) % C;
-        int64_t nn = static_cast<int64_t>(i) / (plane * C);
-        if (nhwc) src = static_cast<size_t>(((nn * H + h) * W + w) * C + c);
+    // Quantized inputs take real values and quantize them (docs/numerics.md), unless the data is
+    // already native (pass_through).
+    const bool quantize = !pass && !t.quant.empty();
+    if (!pass && type == RKNN_TENSOR_UINT8 && (t.dtype == DType::kF32 || quantize)) {
+      // Images: mean/std (per channel, dim 1 of the model's NCHW input) and quantization through a
+      // per-channel table of the 256 byte values, computed once with the same arithmetic.
+      const UInt8InputTable& tab = uint8_table(in.index);
+      const uint8_t* src = static_cast<const uint8_t*>(in.buf);
+      const int64_t N = static_cast<int64_t>(count) / (C * plane);
+      for (int64_t nn = 0; nn < N; ++nn) {
+        for (int64_t c = 0; c < C; ++c) {
+          const size_t base = static_cast<size_t>((nn * C + c) * plane);
+          const size_t tc = tab.channels == 1 ? 0 : static_cast<size_t>(c) * 256;
+          for (int64_t i = 0; i < plane; ++i) {
+            const size_t si = nhwc ? static_cast<size_t>((nn * plane + i) * C + c) : base + static_cast<size_t>(i);
+            if (quantize) static_cast<int8_t*>(dst)[base + i] = tab.q8[tc + src[si]];
+            else static_cast<float*>(dst)[base + i] = tab.f32[tc + src[si]];
+          }
+        }
       }
-      double v = load_elem(in.buf, type, src);
-      if (normalise) {
-        float m = gi.mean.empty() ? 0.f : gi.mean[gi.mean.size() == 1 ? 0 : static_cast<size_t>(c)];
-        float sd = gi.std.empty() ? 1.f : gi.std[gi.std.size() == 1 ? 0 : static_cast<size_t>(c)];
-        v = (static_cast<float>(v) - m) / sd;
+    } else if (!nhwc && type == RKNN_TENSOR_FLOAT32 && t.dtype == DType::kF32) {
+      std::memcpy(dst, in.buf, count * 4);  // the common float32 NCHW case: a copy
+    } else {
+      const QuantScalar q = per_tensor(t);
+      for (size_t i = 0; i < count; ++i) {
+        // i is the destination (NCHW) index; find the source index.
+        size_t src = i;
+        if (nhwc) {
+          int64_t w = static_cast<int64_t>(i) % W, h = (static_cast<int64_t>(i) / W) % H;
+          int64_t c = (static_cast<int64_t>(i) / plane) % C;
+          int64_t nn = static_cast<int64_t>(i) / (plane * C);
+          src = static_cast<size_t>(((nn * H + h) * W + w) * C + c);
+        }
+        const double v = load_elem(in.buf, type, src);
+        if (quantize) static_cast<int8_t*>(dst)[i] = quantize_value(static_cast<float>(v), q.scale, q.zp);
+        else store_elem(dst, t.dtype, i, v);
       }
-      store_elem(dst, t.dtype, i, v);
     }
     if (t.dtype == DType::kF32 && g.precision == FloatPrecision::kFp16)
       round_to_fp16(static_cast<float*>(dst), count);  // the NPU holds its inputs as fp16
@@ -384,6 +425,10 @@ Status Context::outputs_get(uint32_t n, rknn_output* outputs) {
     }
     if (o.want_float && t.dtype == DType::kF32) {
       std::memcpy(dst, src, need);
+    } else if (o.want_float && !t.quant.empty()) {
+      const QuantScalar q = per_tensor(t);
+      const int8_t* sq = static_cast<const int8_t*>(src);
+      for (size_t k = 0; k < count; ++k) static_cast<float*>(dst)[k] = dequantize_value(sq[k], q.scale, q.zp);
     } else if (o.want_float) {
       for (size_t k = 0; k < count; ++k)
         static_cast<float*>(dst)[k] = static_cast<float>(load_elem(src, static_cast<rknn_tensor_type>(static_cast<int>(t.dtype)), k));

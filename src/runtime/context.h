@@ -59,6 +59,15 @@ class Context {
     int64_t last_us = 0;
   };
 
+  // rknn_inputs_set of UINT8 data: the normalised (mean/std) float value and its quantized code
+  // for each byte value, per channel (or one set for all channels).
+  struct UInt8InputTable {
+    size_t channels = 0;
+    std::vector<float> f32;
+    std::vector<int8_t> q8;
+  };
+  const UInt8InputTable& uint8_table(uint32_t index);
+
   Context() = default;
   Status plan();
   void* tensor_ptr(int tensor_id) const;
@@ -72,6 +81,7 @@ class Context {
   std::vector<size_t> arena_offset_;
   std::vector<Step> steps_;
   std::vector<bool> input_set_;
+  std::vector<UInt8InputTable> uint8_tables_;
   std::vector<void*> owned_output_bufs_;  // buffers handed out by outputs_get (is_prealloc == 0)
   int64_t last_run_us_ = 0;
   bool has_run_ = false;

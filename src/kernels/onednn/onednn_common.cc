@@ -179,6 +179,7 @@ void OnednnKernel::run(const KernelContext& ctx) {
     }
   }
   dnnl_stream_wait(stream_.get());
+  after_steps(ctx);
 }
 
 }  // namespace orknn::onednn

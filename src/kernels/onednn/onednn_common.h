@@ -82,6 +82,9 @@ class OnednnKernel : public Kernel {
   virtual Status build(const KernelContext& ctx) = 0;
   // Work done in run() before the primitives (e.g. Gemm writes beta*C into dst). Must not allocate.
   virtual void before_steps(const KernelContext& ctx) {}
+  // Work done in run() after the primitives have finished (e.g. the INT8 kernels requantize the
+  // int32 accumulators). Must not allocate.
+  virtual void after_steps(const KernelContext& ctx) {}
 
   // Wraps an arena/constant buffer (whose address is fixed after prepare) as a memory object.
   dnnl::memory wrap(const dnnl::memory::desc& md, const void* ptr) const;

@@ -1,12 +1,15 @@
 // Reference kernels of the broadcasting ops: Add Sub Mul Div Pow Min Max Equal Less Greater Where
 // PRelu. Arithmetic works on float32, int32 and int64 (the converter folds shape arithmetic with
 // these kernels); integer arithmetic wraps, integer division truncates toward zero.
+// Quantized int8 Add, Sub, Mul follow docs/numerics.md (formulas in kernels/ref/binary_int8.h).
 #include <cmath>
 #include <type_traits>
 
 #include "kernels/kernel.h"
+#include "kernels/ref/binary_int8.h"
 #include "kernels/ref/float_to_int.h"
 #include "kernels/ref/strided_loop.h"
+#include "ops/quant_infer.h"
 
 namespace orknn {
 namespace {
@@ -153,6 +156,27 @@ class BinaryKernel : public Kernel {
   StridedLoop loop_;
 };
 
+// Quantized Add/Sub/Mul with numpy broadcasting.
+template <QuantBinaryKind kKind>
+class QuantBinaryKernel : public Kernel {
+ public:
+  Status prepare(const KernelContext& ctx) override {
+    for (size_t i = 0; i < 2; ++i) ORKNN_RETURN_IF_ERROR(check_q8_input(*ctx.graph, *ctx.node, i));
+    ORKNN_RETURN_IF_ERROR(check_q8_output(*ctx.graph, *ctx.node, 0));
+    p_ = quant_binary_params(kKind, ctx.in_tensor(0), ctx.in_tensor(1), ctx.out_tensor(0));
+    return init_broadcast_loop(ctx, &loop_);
+  }
+  void run(const KernelContext& ctx) override {
+    const QuantBinaryParams p = p_;
+    binary_loop(loop_, ctx.in<int8_t>(0), ctx.in<int8_t>(1), ctx.out<int8_t>(0),
+                [&p](int8_t a, int8_t b) { return quant_binary<kKind>(a, b, p); });
+  }
+
+ private:
+  QuantBinaryParams p_;
+  StridedLoop loop_;
+};
+
 // Variadic Min/Max: out = in0 broadcast, then out = op(out, in_k) for each further input.
 template <class Op>
 class VariadicKernel : public Kernel {
@@ -295,5 +319,9 @@ ORKNN_REGISTER_KERNEL(Max, "ref", 0, nullptr, VariadicKernel<MaxOp>);
 ORKNN_REGISTER_KERNEL(Pow, "ref", 0, nullptr, PowKernel);
 ORKNN_REGISTER_KERNEL(Where, "ref", 0, nullptr, WhereKernel);
 ORKNN_REGISTER_KERNEL(PRelu, "ref", 0, nullptr, PReluKernel);
+
+ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Add, QuantBinaryKernel<QuantBinaryKind::kAdd>);
+ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Sub, QuantBinaryKernel<QuantBinaryKind::kSub>);
+ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Mul, QuantBinaryKernel<QuantBinaryKind::kMul>);
 
 }  // namespace orknn

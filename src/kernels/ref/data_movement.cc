@@ -1,8 +1,12 @@
 // Reference kernels of the data movement ops: Concat Split Slice Transpose Expand Tile. Any
-// dtype: elements are moved by size.
+// dtype: elements are moved by size. Quantized int8 nodes (docs/numerics.md) use the same byte
+// moves (the output keeps the input's parameters, checked at plan time), except Concat, which
+// requantizes each input whose parameters differ from the output's.
 #include <cstring>
 
 #include "kernels/kernel.h"
+#include "kernels/quant_util.h"
+#include "kernels/ref/quant_passthrough.h"
 #include "kernels/ref/strided_loop.h"
 
 namespace orknn {
@@ -35,6 +39,69 @@ void concat_kernel(const KernelContext& ctx) {
     offset += row;
   }
 }
+
+// Quantized Concat: an input with the output's parameters is copied, another one requantized,
+// y = sat8(rne(float(x - zp_x) * M) + zp_y) with M = s_x / s_y.
+class ConcatQ8 : public Kernel {
+ public:
+  Status prepare(const KernelContext& ctx) override {
+    const Graph& g = *ctx.graph;
+    const Node& n = *ctx.node;
+    ORKNN_RETURN_IF_ERROR(check_q8_output(g, n, 0));
+    const Tensor& out = ctx.out_tensor(0);
+    const QuantScalar qy = per_tensor(out);
+    zp_y_ = qy.zp;
+    axis_ = static_cast<size_t>(n.attrs.get_int("axis", 0));
+    int64_t outer = 0, inner = 0;
+    split_dims(out.shape, axis_, &outer, &inner);
+    outer_ = outer;
+    out_row_ = out.shape[axis_] * inner;
+    inputs_.clear();
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      ORKNN_RETURN_IF_ERROR(check_q8_input(g, n, i));
+      const Tensor& t = ctx.in_tensor(i);
+      const QuantScalar qx = per_tensor(t);
+      Input in;
+      in.row = t.shape[axis_] * inner;
+      in.copy = same_quant(t.quant, out.quant);
+      in.zp = qx.zp;
+      in.multiplier = qx.scale / qy.scale;
+      inputs_.push_back(in);
+    }
+    return Status::Ok();
+  }
+
+  void run(const KernelContext& ctx) override {
+    int8_t* dst = ctx.out<int8_t>(0);
+    int64_t offset = 0;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      const Input& in = inputs_[i];
+      const int8_t* src = ctx.in<int8_t>(i);
+      for (int64_t o = 0; o < outer_ && in.row > 0; ++o) {
+        int8_t* d = dst + o * out_row_ + offset;
+        const int8_t* s = src + o * in.row;
+        if (in.copy) {
+          std::memcpy(d, s, static_cast<size_t>(in.row));
+        } else {
+          for (int64_t k = 0; k < in.row; ++k) d[k] = requantize(s[k] - in.zp, in.multiplier, zp_y_);
+        }
+      }
+      offset += in.row;
+    }
+  }
+
+ private:
+  struct Input {
+    int64_t row = 0;  // elements per outer index
+    bool copy = true;
+    int32_t zp = 0;
+    float multiplier = 1.f;
+  };
+  std::vector<Input> inputs_;
+  size_t axis_ = 0;
+  int64_t outer_ = 0, out_row_ = 0;
+  int32_t zp_y_ = 0;
+};
 
 void split_kernel(const KernelContext& ctx) {
   const Tensor& in = ctx.in_tensor(0);
@@ -144,5 +211,12 @@ ORKNN_REGISTER_KERNEL(Slice, "ref", 0, nullptr, SliceKernel);
 ORKNN_REGISTER_KERNEL(Transpose, "ref", 0, nullptr, TransposeKernel);
 ORKNN_REGISTER_KERNEL(Expand, "ref", 0, nullptr, ExpandKernel);
 ORKNN_REGISTER_KERNEL(Tile, "ref", 0, nullptr, TileKernel);
+
+ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Concat, ConcatQ8);
+ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Split, QuantPassthroughFn<split_kernel>);
+ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Slice, QuantPassthrough<SliceKernel>);
+ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Transpose, QuantPassthrough<TransposeKernel>);
+ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Expand, QuantPassthrough<ExpandKernel>);
+ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Tile, QuantPassthrough<TileKernel>);
 
 }  // namespace orknn

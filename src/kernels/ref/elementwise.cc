@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "kernels/kernel.h"
+#include "kernels/ref/quant_passthrough.h"
 
 namespace orknn {
 namespace {
@@ -167,8 +168,10 @@ class UnaryKernel : public Kernel {
     const int zp_out = out.quant.zero_point.empty() ? 0 : out.quant.zero_point[0];
     for (int q = qmin; q <= qmax; ++q) {
       const float y = (*fn_)(s_in * static_cast<float>(q - zp_in));
-      float r = std::nearbyint(y / s_out) + static_cast<float>(zp_out);
-      if (!(r >= qmin)) r = static_cast<float>(qmin);  // also NaN -> qmin
+      const float v = y / s_out;
+      // A NaN result quantizes to the zero point (docs/numerics.md, ONNX QuantizeLinear).
+      float r = std::isnan(v) ? static_cast<float>(zp_out) : std::nearbyint(v) + static_cast<float>(zp_out);
+      if (r < qmin) r = static_cast<float>(qmin);
       if (r > qmax) r = static_cast<float>(qmax);
       table_[static_cast<uint8_t>(q)] = static_cast<uint8_t>(static_cast<int>(r));
     }
@@ -255,7 +258,7 @@ ORKNN_REGISTER_UNARY(HardSwish, HardSwishFn);
 ORKNN_REGISTER_UNARY(Gelu, GeluFn);
 ORKNN_REGISTER_REF_KERNEL(Not, not_kernel);
 ORKNN_REGISTER_REF_KERNEL(Identity, copy_input0);
-ORKNN_REGISTER_QUANT_REF_KERNEL(Identity, copy_input0);
+ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Identity, QuantPassthroughFn<copy_input0>);
 ORKNN_REGISTER_REF_KERNEL(Dropout, dropout_kernel);
 ORKNN_REGISTER_QUANT_REF_KERNEL(Dropout, dropout_kernel);
 

@@ -1,7 +1,9 @@
-// Reference kernel of Gather, any data dtype (moved by size), int32/int64 indices.
+// Reference kernel of Gather, any data dtype (moved by size), int32/int64 indices. Quantized
+// int8 data uses the same kernel once the output is known to carry the data's parameters.
 #include <cstring>
 
 #include "kernels/kernel.h"
+#include "kernels/ref/quant_passthrough.h"
 
 namespace orknn {
 namespace {
@@ -44,5 +46,6 @@ void gather_kernel(const KernelContext& ctx) {
 }  // namespace
 
 ORKNN_REGISTER_REF_KERNEL(Gather, gather_kernel);
+ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Gather, QuantPassthroughFn<gather_kernel>);
 
 }  // namespace orknn

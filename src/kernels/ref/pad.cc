@@ -6,6 +6,8 @@
 //   edge:     k is clamped to [0, L - 1];
 //   reflect:  k is mirrored at the ends without repeating the edge (period 2 * (L - 1));
 //   wrap:     k is taken modulo L.
+// Quantized int8 data (docs/numerics.md): the same moves, the output keeps the input's
+// parameters, and "value" (a real value) becomes quantize(value) = sat8(rne(value / s) + zp).
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -13,7 +15,9 @@
 
 #include "common/fp16.h"
 #include "kernels/kernel.h"
+#include "kernels/quant_util.h"
 #include "kernels/ref/float_to_int.h"
+#include "kernels/ref/quant_passthrough.h"
 
 namespace orknn {
 namespace {
@@ -67,7 +71,12 @@ class PadRef : public Kernel {
       kept_[i] = x.shape[i] - crop_[i] - (end < 0 ? -end : 0);
     }
     esize_ = dtype_size(x.dtype);
-    encode_value(at.get_float("value", 0.f), x.dtype, value_);
+    if (!ctx.out_tensor(0).quant.empty()) {
+      const QuantScalar qy = per_tensor(ctx.out_tensor(0));
+      store(quantize_value(at.get_float("value", 0.f), qy.scale, qy.zp), value_);
+    } else {
+      encode_value(at.get_float("value", 0.f), x.dtype, value_);
+    }
     total_ = ctx.out_tensor(0).numel();
     return Status::Ok();
   }
@@ -126,5 +135,6 @@ class PadRef : public Kernel {
 }  // namespace
 
 ORKNN_REGISTER_KERNEL(Pad, "ref", 0, nullptr, PadRef);
+ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Pad, QuantPassthrough<PadRef>);
 
 }  // namespace orknn

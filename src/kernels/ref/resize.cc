@@ -28,12 +28,18 @@
 // with weight r (r = x - floor(x)); cubic uses floor(x) - 1 .. floor(x) + 2 with the Keys
 // weights of cubic_coeff_a, indices clamped into [0, in - 1] (edge), or with exclude_outside
 // the weights of outside indices set to 0 and the rest divided by their sum.
+//
+// Quantized int8 (docs/numerics.md): mode nearest only. Each output element is the int8 value
+// at its single tap per axis, moved unchanged (the output carries X's parameters, checked at
+// plan time); tf_crop_and_resize fills outside elements with quantize(extrapolation_value).
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "kernels/kernel.h"
+#include "kernels/quant_util.h"
+#include "kernels/ref/quant_passthrough.h"
 
 namespace orknn {
 namespace {
@@ -114,6 +120,14 @@ class ResizeRef : public Kernel {
     const double cubic_a = at.get_float("cubic_coeff_a", -0.75f);
     const bool exclude_outside = at.get_int("exclude_outside", 0) != 0;
     extrapolation_value_ = at.get_float("extrapolation_value", 0.f);
+    quantized_ = !ctx.out_tensor(0).quant.empty();
+    if (quantized_) {
+      if (mode != "nearest")
+        return ORKNN_ERR(kInvalidModel, "Resize node '%s': mode '%s' is not supported on a quantized int8 node",
+                         ctx.node->name.c_str(), mode.c_str());
+      const QuantScalar qy = per_tensor(ctx.out_tensor(0));
+      extrapolation_q_ = quantize_value(extrapolation_value_, qy.scale, qy.zp);
+    }
     const std::vector<float> scales = at.get_floats("scales");
     const std::vector<float> roi = at.get_floats("roi");
     const bool crop = ctm == "tf_crop_and_resize";
@@ -174,6 +188,10 @@ class ResizeRef : public Kernel {
   }
 
   void run(const KernelContext& ctx) override {
+    if (quantized_) {
+      run_nearest_int8(ctx);
+      return;
+    }
     const float* x = ctx.in<float>(0);
     float* y = ctx.out<float>(0);
     const size_t rank = in_shape_.size();
@@ -225,6 +243,30 @@ class ResizeRef : public Kernel {
     ax->taps.push_back({index, w});
   }
 
+  // Nearest on int8: one tap of weight 1 per axis and output coordinate (none when outside).
+  void run_nearest_int8(const KernelContext& ctx) {
+    const int8_t* x = ctx.in<int8_t>(0);
+    int8_t* y = ctx.out<int8_t>(0);
+    const size_t rank = in_shape_.size();
+    for (int64_t e = 0; e < total_; ++e) {
+      int64_t rem = e, offset = 0;
+      bool outside = false;
+      for (size_t d = rank; d-- > 0;) {
+        const size_t c = static_cast<size_t>(rem % out_shape_[d]);
+        rem /= out_shape_[d];
+        const AxisTaps& ax = axes_[d];
+        if (ax.outside[c]) {
+          outside = true;
+          break;
+        }
+        offset += ax.taps[static_cast<size_t>(ax.first[c])].index * in_strides_[d];
+      }
+      y[e] = outside ? extrapolation_q_ : x[offset];
+    }
+  }
+
+  bool quantized_ = false;
+  int8_t extrapolation_q_ = 0;
   Shape in_shape_, out_shape_;
   std::vector<AxisTaps> axes_;
   std::vector<int64_t> in_strides_, coord_, tap_pos_;
@@ -235,5 +277,6 @@ class ResizeRef : public Kernel {
 }  // namespace
 
 ORKNN_REGISTER_KERNEL(Resize, "ref", 0, nullptr, ResizeRef);
+ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Resize, QuantPassthrough<ResizeRef>);
 
 }  // namespace orknn

@@ -1,8 +1,10 @@
 // Reference kernels of Reshape, Flatten, Squeeze, Unsqueeze (the data is unchanged: a copy, any
-// dtype) and Shape.
+// dtype) and Shape. Quantized int8 nodes use the same copy once the output is known to carry the
+// input's quantization parameters.
 #include <cstring>
 
 #include "kernels/kernel.h"
+#include "kernels/ref/quant_passthrough.h"
 
 namespace orknn {
 namespace {
@@ -27,5 +29,11 @@ ORKNN_REGISTER_REF_KERNEL(Flatten, copy_bytes);
 ORKNN_REGISTER_REF_KERNEL(Squeeze, copy_bytes);
 ORKNN_REGISTER_REF_KERNEL(Unsqueeze, copy_bytes);
 ORKNN_REGISTER_REF_KERNEL(Shape, shape_kernel);
+
+ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Reshape, QuantPassthroughFn<copy_bytes>);
+ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Flatten, QuantPassthroughFn<copy_bytes>);
+ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Squeeze, QuantPassthroughFn<copy_bytes>);
+ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Unsqueeze, QuantPassthroughFn<copy_bytes>);
+ORKNN_REGISTER_QUANT_REF_KERNEL(Shape, shape_kernel);  // reads only the quantized input's shape
 
 }  // namespace orknn

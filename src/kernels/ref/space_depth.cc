@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kernels/kernel.h"
+#include "kernels/ref/quant_passthrough.h"
 
 namespace orknn {
 namespace {
@@ -60,5 +61,8 @@ class BlockMoveRef : public Kernel {
 
 ORKNN_REGISTER_KERNEL(DepthToSpace, "ref", 0, nullptr, BlockMoveRef<true>);
 ORKNN_REGISTER_KERNEL(SpaceToDepth, "ref", 0, nullptr, BlockMoveRef<false>);
+// Quantized int8: the same element moves; the output must carry the input's parameters.
+ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(DepthToSpace, QuantPassthrough<BlockMoveRef<true>>);
+ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(SpaceToDepth, QuantPassthrough<BlockMoveRef<false>>);
 
 }  // namespace orknn

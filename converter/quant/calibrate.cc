@@ -1,0 +1,133 @@
+#include "converter/quant/calibrate.h"
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "common/fp16.h"
+#include "common/log.h"
+#include "kernels/graph_runner.h"
+
+namespace orknn {
+
+namespace {
+
+bool observable(const Tensor& t) { return !t.is_const() && t.dtype == DType::kF32 && t.quant.empty(); }
+
+// Writes one sample buffer (floats) as the input tensor's dtype.
+Status to_input_bytes(const Tensor& t, const std::vector<float>& v, std::vector<uint8_t>* bytes) {
+  const size_t n = v.size();
+  bytes->resize(n * dtype_size(t.dtype));
+  uint8_t* dst = bytes->data();
+  switch (t.dtype) {
+    case DType::kF32: std::memcpy(dst, v.data(), n * 4); return Status::Ok();
+    case DType::kF16:
+      for (size_t k = 0; k < n; ++k) {
+        const uint16_t h = fp32_to_fp16(v[k]);
+        std::memcpy(dst + 2 * k, &h, 2);
+      }
+      return Status::Ok();
+    default: break;
+  }
+  double lo, hi;  // the integer dtype's range
+  switch (t.dtype) {
+    case DType::kI8: lo = -128; hi = 127; break;
+    case DType::kU8: case DType::kBool: lo = 0; hi = 255; break;
+    case DType::kI16: lo = -32768; hi = 32767; break;
+    case DType::kU16: lo = 0; hi = 65535; break;
+    case DType::kI32: lo = -2147483648.0; hi = 2147483647.0; break;
+    case DType::kU32: lo = 0; hi = 4294967295.0; break;
+    case DType::kI64: lo = -9.2e18; hi = 9.2e18; break;
+    default: return ORKNN_ERR(kInvalidParam, "input '%s': dtype %s cannot be fed for calibration", t.name.c_str(), dtype_name(t.dtype));
+  }
+  const size_t size = dtype_size(t.dtype);
+  for (size_t k = 0; k < n; ++k) {
+    const double x = v[k];
+    if (!(x >= lo && x <= hi))
+      return ORKNN_ERR(kInvalidParam, "input '%s' (%s): calibration value %g at element %zu is out of range", t.name.c_str(),
+                       dtype_name(t.dtype), x, k);
+    // Images or float .npy on an integer input truncate like a C cast.
+    const int64_t y = t.dtype == DType::kBool ? (x != 0.0) : static_cast<int64_t>(x);
+    std::memcpy(dst + size * k, &y, size);  // little-endian: the low bytes
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status calibrate(const Graph& float_graph, const std::vector<CalibrationSample>& samples, CalibAlgorithm alg,
+                 std::map<int, std::pair<float, float>>* ranges) {
+  ranges->clear();
+  if (samples.empty()) return ORKNN_ERR(kInvalidParam, "calibration: no samples");
+  Graph g = float_graph;  // constants are shared, not copied
+  g.precision = FloatPrecision::kFp32;
+
+  for (size_t s = 0; s < samples.size(); ++s) {
+    if (samples[s].inputs.size() != g.inputs.size())
+      return ORKNN_ERR(kInvalidParam, "calibration sample %zu has %zu inputs, the model has %zu", s,
+                       samples[s].inputs.size(), g.inputs.size());
+    for (size_t i = 0; i < g.inputs.size(); ++i) {
+      const Tensor& t = g.tensor(g.inputs[i].tensor);
+      if (samples[s].inputs[i].size() != static_cast<size_t>(t.numel()))
+        return ORKNN_ERR(kInvalidParam, "calibration sample %zu, input %zu ('%s' %s): %zu values, %lld expected", s, i,
+                         t.name.c_str(), shape_str(t.shape).c_str(), samples[s].inputs[i].size(),
+                         static_cast<long long>(t.numel()));
+    }
+  }
+
+  // One observer per observed tensor: graph inputs first, then node outputs in graph order.
+  std::vector<int> observer_of(g.tensors.size(), -1);
+  std::vector<int> observed;  // tensor ids, by observer index
+  auto add = [&](int id) {
+    if (id < 0 || observer_of[static_cast<size_t>(id)] >= 0 || !observable(g.tensor(id))) return;
+    observer_of[static_cast<size_t>(id)] = static_cast<int>(observed.size());
+    observed.push_back(id);
+  };
+  for (const GraphInput& gi : g.inputs) add(gi.tensor);
+  for (const Node& n : g.nodes)
+    for (int id : n.outputs) add(id);
+  std::vector<Observer> observers(observed.size(), Observer(alg));
+
+  const unsigned hw = std::thread::hardware_concurrency();
+  std::unique_ptr<GraphRunner> runner;
+  Status st = GraphRunner::create(g, /*allow_fast=*/true, hw == 0 ? 1 : static_cast<int>(hw), &runner);
+  if (!st.ok()) return Status(st.code(), "calibration: " + st.message());
+
+  auto observe = [&](int id) {
+    const int k = observer_of[static_cast<size_t>(id)];
+    if (k < 0) return;
+    observers[static_cast<size_t>(k)].observe(runner->data_as<float>(id), static_cast<size_t>(g.tensor(id).numel()));
+  };
+  const int passes = Observer(alg).passes();
+  std::vector<uint8_t> bytes;
+  for (int pass = 0; pass < passes; ++pass) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const CalibrationSample& sample : samples) {
+      for (size_t i = 0; i < g.inputs.size(); ++i) {
+        ORKNN_RETURN_IF_ERROR(to_input_bytes(g.tensor(g.inputs[i].tensor), sample.inputs[i], &bytes));
+        ORKNN_RETURN_IF_ERROR(runner->set_input(i, bytes.data(), bytes.size()));
+        observe(g.inputs[i].tensor);
+      }
+      ORKNN_RETURN_IF_ERROR(runner->run([&](size_t k) {
+        for (int id : g.nodes[k].outputs) observe(id);
+      }));
+    }
+    for (Observer& o : observers) o.end_pass();
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ORKNN_LOGI("calibration pass %d/%d (%s, %s): %zu samples, %zu tensors, %.2f s", pass + 1, passes,
+               calib_algorithm_name(alg), pass == 0 ? "min/max" : "histograms", samples.size(), observed.size(), secs);
+  }
+
+  for (size_t k = 0; k < observed.size(); ++k) {
+    float lo, hi;
+    observers[k].range(&lo, &hi);
+    (*ranges)[observed[k]] = {lo, hi};
+    if (observers[k].nonfinite() > 0)
+      ORKNN_LOGW("calibration: tensor '%s' held %llu NaN/inf values (ignored for its range)",
+                 g.tensor(observed[k]).name.c_str(), static_cast<unsigned long long>(observers[k].nonfinite()));
+  }
+  return Status::Ok();
+}
+
+}  // namespace orknn

@@ -1,0 +1,257 @@
+// oneDNN INT8 Conv (1-D, 2-D, 3-D; grouped, depthwise, strided, dilated, padded; fused Relu/Clip),
+// bit-exact with the quantized reference kernel (docs/numerics.md; the arithmetic argument is in
+// int8_common.h).
+//
+// Per run:
+//   1. pack: the NCHW int8 input is transposed into a channels-last u8 buffer (x + 128) that already
+//      holds the padding: the border is filled with zp_x + 128 once at prepare and never written
+//      again. Padding taps then contribute (zp_u8 - zp_u8) * w = 0, which is the spec's "padding
+//      taps are skipped", and the convolution itself runs unpadded, so that the compensation
+//      comp[c] = bias_q[c] - zp_u8 * sum(w[c]) is one constant per output channel.
+//   2. oneDNN convolution u8 x s8 -> s32, channels-last (weights reordered once at prepare).
+//   3. requantize: int32 + comp[c] -> float * M[c] -> rne -> + zp_y -> saturate -> Relu/Clip, written
+//      straight into the NCHW int8 output (the transposition is part of the requantization pass).
+//
+// 1-D convolutions run as 2-D ones with height 1.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/onednn/int8_common.h"
+#include "kernels/onednn/onednn_common.h"
+
+namespace orknn::onednn {
+namespace {
+
+using dnnl::memory;
+
+// Geometry of a quantized Conv after infer (explicit attributes), spatial dims as (D, H, W) with
+// leading ones for 1-D and 2-D.
+struct ConvInt8Geometry {
+  int64_t batch = 0, c_in = 0, c_out = 0, group = 1;
+  int spatial = 0;  // ONNX spatial rank, 1..3
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, kernel[3] = {1, 1, 1};
+  int64_t stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1}, pad_begin[3] = {0, 0, 0}, pad_end[3] = {0, 0, 0};
+  int64_t padded[3] = {1, 1, 1};  // input size including the padding
+  bool valid = false;
+
+  int64_t out_pixels() const { return out[0] * out[1] * out[2]; }
+  int64_t in_pixels() const { return in[0] * in[1] * in[2]; }
+  int64_t taps() const { return kernel[0] * kernel[1] * kernel[2]; }
+  int dnnl_spatial() const { return spatial == 3 ? 3 : 2; }
+  // The last `dnnl_spatial()` values of a (D, H, W) triple.
+  memory::dims tail(const int64_t* v) const {
+    return spatial == 3 ? memory::dims{v[0], v[1], v[2]} : memory::dims{v[1], v[2]};
+  }
+};
+
+ConvInt8Geometry conv_int8_geometry(const Graph& g, const Node& n) {
+  ConvInt8Geometry geo;
+  if (n.inputs.size() < 2 || n.inputs.size() > 3 || n.outputs.size() != 1 || n.outputs[0] < 0) return geo;
+  const Tensor* x = g.input(n, 0);
+  const Tensor* w = g.input(n, 1);
+  if (!x || !w) return geo;
+  const Tensor& y = g.tensor(n.outputs[0]);
+  const size_t rank = x->shape.size();
+  if (rank < 3 || rank > 5 || w->shape.size() != rank || y.shape.size() != rank) return geo;
+  const int sp = static_cast<int>(rank) - 2;
+  const int64_t group = n.attrs.get_int("group", 1);
+  const std::vector<int64_t> strides = n.attrs.get_ints("strides", std::vector<int64_t>(sp, 1));
+  const std::vector<int64_t> dil = n.attrs.get_ints("dilations", std::vector<int64_t>(sp, 1));
+  const std::vector<int64_t> pads = n.attrs.get_ints("pads", std::vector<int64_t>(2 * sp, 0));
+  const std::string auto_pad = n.attrs.get_string("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") return geo;  // infer resolves SAME_* into pads
+  if (group < 1 || strides.size() != static_cast<size_t>(sp) || dil.size() != static_cast<size_t>(sp) ||
+      pads.size() != static_cast<size_t>(2 * sp))
+    return geo;
+  for (int64_t d : x->shape)
+    if (d < 1) return geo;
+  for (int64_t d : w->shape)
+    if (d < 1) return geo;
+  geo.batch = x->shape[0];
+  geo.c_in = x->shape[1];
+  geo.c_out = w->shape[0];
+  geo.group = group;
+  geo.spatial = sp;
+  if (geo.c_in % group || geo.c_out % group || w->shape[1] * group != geo.c_in) return geo;
+  if (y.shape[0] != geo.batch || y.shape[1] != geo.c_out) return geo;
+  if (n.attrs.has("kernel_shape")) {
+    const std::vector<int64_t> ks = n.attrs.get_ints("kernel_shape");
+    if (ks.size() != static_cast<size_t>(sp)) return geo;
+    for (int i = 0; i < sp; ++i)
+      if (ks[i] != w->shape[2 + i]) return geo;
+  }
+  const int off = 3 - sp;
+  for (int i = 0; i < sp; ++i) {
+    const int j = off + i;
+    geo.in[j] = x->shape[2 + i];
+    geo.out[j] = y.shape[2 + i];
+    geo.kernel[j] = w->shape[2 + i];
+    geo.stride[j] = strides[i];
+    geo.dilation[j] = dil[i];
+    geo.pad_begin[j] = pads[i];
+    geo.pad_end[j] = pads[sp + i];
+    if (strides[i] < 1 || dil[i] < 1 || pads[i] < 0 || pads[sp + i] < 0) return geo;
+    geo.padded[j] = geo.in[j] + geo.pad_begin[j] + geo.pad_end[j];
+    const int64_t extent = (geo.kernel[j] - 1) * geo.dilation[j] + 1;
+    if (geo.padded[j] < extent || (geo.padded[j] - extent) / geo.stride[j] + 1 != geo.out[j]) return geo;
+  }
+  geo.valid = true;
+  return geo;
+}
+
+// oneDNN descriptors of the geometry.
+struct ConvInt8Descs {
+  memory::desc src, weights_any, weights_user, dst;
+  memory::dims strides, dilations, zero_pad;
+};
+
+ConvInt8Descs conv_int8_descs(const ConvInt8Geometry& geo) {
+  ConvInt8Descs d;
+  const bool three = geo.spatial == 3;
+  memory::dims src = {geo.batch, geo.c_in}, dst = {geo.batch, geo.c_out};
+  for (int64_t v : geo.tail(geo.padded)) src.push_back(v);
+  for (int64_t v : geo.tail(geo.out)) dst.push_back(v);
+  memory::dims wd;
+  if (geo.group > 1) wd = {geo.group, geo.c_out / geo.group, geo.c_in / geo.group};
+  else wd = {geo.c_out, geo.c_in};
+  for (int64_t v : geo.tail(geo.kernel)) wd.push_back(v);
+  const memory::format_tag cl = three ? memory::format_tag::ndhwc : memory::format_tag::nhwc;
+  d.src = memory::desc(src, memory::data_type::u8, cl);
+  d.dst = memory::desc(dst, memory::data_type::s32, cl);
+  d.weights_any = memory::desc(wd, memory::data_type::s8, memory::format_tag::any);
+  // The ONNX bytes [OC, IC/G, k...] are row-major over the (grouped) logical dims.
+  d.weights_user = memory::desc(wd, memory::data_type::s8, plain_strides(wd));
+  d.strides = geo.tail(geo.stride);
+  for (int64_t v : geo.tail(geo.dilation)) d.dilations.push_back(v - 1);
+  d.zero_pad = memory::dims(static_cast<size_t>(geo.dnnl_spatial()), 0);
+  return d;
+}
+
+// The primitive descriptor on an exact implementation (throws dnnl::error if there is none).
+dnnl::convolution_forward::primitive_desc conv_int8_pd(const ConvInt8Descs& d, int64_t worst_acc) {
+  dnnl::convolution_forward::desc cd(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, d.src,
+                                     d.weights_any, d.dst, d.strides, d.dilations, d.zero_pad, d.zero_pad);
+  dnnl::convolution_forward::primitive_desc pd(cd, user_scratchpad_attr(), cpu_engine());
+  if (!select_exact_int8_impl(pd, worst_acc))
+    throw dnnl::error(dnnl_unimplemented, "no oneDNN implementation with exact int32 accumulators");
+  return pd;
+}
+
+// Everything supports() and build() need; `ok` false when the node is not handled.
+struct ConvInt8Plan {
+  ConvInt8Geometry geo;
+  Int8Quant quant;
+  WeightSums sums;
+  bool ok = false;
+};
+
+ConvInt8Plan conv_int8_plan(const Graph& g, const Node& n) {
+  ConvInt8Plan p;
+  p.geo = conv_int8_geometry(g, n);
+  if (!p.geo.valid) return p;
+  if (!read_int8_quant(g, n, p.geo.c_out, 0, &p.quant)) return p;
+  if (!int8_bias_ok(g, n, 2, p.geo.c_out)) return p;
+  const int64_t k = (p.geo.c_in / p.geo.group) * p.geo.taps();
+  p.sums = int8_weight_sums(g.input(n, 1)->const_ptr<int8_t>(), p.geo.c_out, k, k, 1);
+  p.ok = true;
+  return p;
+}
+
+bool supports_conv_int8(const Graph& g, const Node& n) {
+  if (!is_quantized_node(g, n)) return false;
+  const ConvInt8Plan p = conv_int8_plan(g, n);
+  if (!p.ok) return false;
+  try {
+    conv_int8_pd(conv_int8_descs(p.geo), p.sums.worst_u8_acc);
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
+
+class ConvInt8 final : public OnednnKernel {
+ protected:
+  Status build(const KernelContext& ctx) override {
+    ConvInt8Plan plan = conv_int8_plan(*ctx.graph, *ctx.node);
+    if (!plan.ok)
+      return ORKNN_ERR(kInvalidModel, "%s (Conv): not a quantized convolution the oneDNN INT8 kernel handles",
+                       ctx.node->name.c_str());
+    geo_ = plan.geo;
+    quant_ = std::move(plan.quant);
+    const ConvInt8Descs d = conv_int8_descs(geo_);
+    auto pd = conv_int8_pd(d, plan.sums.worst_u8_acc);
+    set_impl_name(pd);
+
+    const int32_t* bias = ctx.has_input(2) ? ctx.in<int32_t>(2) : nullptr;
+    comp_ = int8_compensation(plan.sums.sum, bias, quant_.zp_x);
+    requant_ = int8_requant_params(quant_, comp_);
+
+    weights_ = convert_const(wrap(d.weights_user, ctx.inputs[1]), pd.weights_desc());
+    src_ = owned(d.src);
+    dst_ = owned(pd.dst_desc());
+    // The padding border keeps zp_x + 128 for good: run() writes only the interior.
+    std::memset(src_.get_data_handle(), static_cast<uint8_t>(quant_.zp_x + 128), d.src.get_size());
+    add_step(dnnl::convolution_forward(pd), pd,
+             {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}});
+    return Status::Ok();
+  }
+
+  void before_steps(const KernelContext& ctx) override {
+    const int8_t* x = ctx.in<int8_t>(0);
+    uint8_t* buf = static_cast<uint8_t*>(src_.get_data_handle());
+    const ConvInt8Geometry& g = geo_;
+    const int64_t c = g.c_in, plane = g.in_pixels();
+    const int64_t row_px = g.padded[2] * c;          // bytes per padded row
+    const int64_t slice = g.padded[1] * row_px;      // bytes per padded (D) slice
+    const int64_t image = g.padded[0] * slice;       // bytes per padded image
+    const bool w_unpadded = g.pad_begin[2] == 0 && g.pad_end[2] == 0;
+    // Without W padding the H rows of a slice are contiguous on both sides: one run per slice.
+    const int64_t rows_per_run = w_unpadded ? g.in[1] : 1;
+    const int64_t runs_per_slice = g.in[1] / rows_per_run;
+    const int64_t runs = g.batch * g.in[0] * runs_per_slice;
+    const int nt = ctx.num_threads > 0 ? ctx.num_threads : 1;
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && runs > 1)
+    for (int64_t r = 0; r < runs; ++r) {
+      const int64_t h = (r % runs_per_slice) * rows_per_run;
+      const int64_t dz = (r / runs_per_slice) % g.in[0];
+      const int64_t b = r / (runs_per_slice * g.in[0]);
+      const int8_t* in = x + b * c * plane + (dz * g.in[1] + h) * g.in[2];
+      uint8_t* out = buf + b * image + (dz + g.pad_begin[0]) * slice + (h + g.pad_begin[1]) * row_px +
+                     g.pad_begin[2] * c;
+      x86::planar_to_u8_channels_last(in, c, rows_per_run * g.in[2], plane, out, c);
+    }
+  }
+
+  void after_steps(const KernelContext& ctx) override {
+    const int32_t* acc = static_cast<const int32_t*>(dst_.get_data_handle());
+    int8_t* y = ctx.out<int8_t>(0);
+    const int64_t oc = geo_.c_out, pixels = geo_.out_pixels();
+    // Chunks of whole 16-pixel tiles, a few per thread.
+    const int nt = ctx.num_threads > 0 ? ctx.num_threads : 1;
+    const int64_t chunk = std::max<int64_t>(64, (pixels / (4 * nt) + 15) / 16 * 16);
+    const int64_t per_image = (pixels + chunk - 1) / chunk;
+    const int64_t jobs = geo_.batch * per_image;
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && jobs > 1)
+    for (int64_t j = 0; j < jobs; ++j) {
+      const int64_t b = j / per_image, p0 = (j % per_image) * chunk;
+      const int64_t np = std::min(chunk, pixels - p0);
+      x86::requant_to_planar(acc + (b * pixels + p0) * oc, np, oc, oc, y + b * oc * pixels + p0, pixels, requant_);
+    }
+  }
+
+ private:
+  ConvInt8Geometry geo_;
+  Int8Quant quant_;
+  std::vector<int32_t> comp_;
+  x86::RequantParams requant_;
+  memory weights_, src_, dst_;
+};
+
+}  // namespace
+
+ORKNN_REGISTER_KERNEL(Conv, "onednn_conv_int8", 10, supports_conv_int8, ConvInt8);
+
+}  // namespace orknn::onednn

@@ -1,0 +1,100 @@
+// AVX-512 kernels of quantized Add, Sub and Mul when both inputs have the output's shape (no
+// broadcasting). Bit-exact against the reference kernel (kernels/ref/binary.cc): the same float32
+// operations in the same order, 16 lanes at a time (docs/numerics.md):
+//   Add/Sub: f = float(a - zp_a) * Ma, g = float(b - zp_b) * Mb, v = f +/- g
+//   Mul:     v = float((a - zp_a) * (b - zp_b)) * M
+//   then y = sat8(rne(v) + zp_y), where, as rne_add_zp_sat8 does, NaN counts as 0 (so y = zp_y)
+//   and v is clamped to [-512, 512] before the conversion (which changes no saturated result).
+// rne is the conversion under the current rounding mode, as std::nearbyint in the reference
+// (round to nearest even; nothing in the project changes the mode). The remaining n % 16 elements
+// use the reference's scalar formula.
+//
+// Compiled with function target attributes, so the rest of the library does not require
+// AVX-512; supports() checks the CPU at run time.
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/kernel.h"
+#include "kernels/ref/binary_int8.h"
+#include "ops/quant_infer.h"
+
+namespace orknn {
+namespace {
+
+bool cpu_has_avx512bw() {
+  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  return ok;
+}
+
+bool is_q8_per_tensor(const Tensor& t) {
+  return t.dtype == DType::kI8 && t.quant.scale.size() == 1 && t.quant.zero_point.size() == 1;
+}
+
+// Quantized node, both inputs of the output's shape, AVX-512BW available.
+bool supports_same_shape_q8(const Graph& g, const Node& n) {
+  if (!cpu_has_avx512bw()) return false;
+  if (n.inputs.size() != 2 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
+  const Tensor* a = g.input(n, 0);
+  const Tensor* b = g.input(n, 1);
+  const Tensor& y = g.tensor(n.outputs[0]);
+  if (!a || !b || !is_q8_per_tensor(*a) || !is_q8_per_tensor(*b) || !is_q8_per_tensor(y)) return false;
+  return a->shape == y.shape && b->shape == y.shape;
+}
+
+template <QuantBinaryKind kKind>
+__attribute__((target("avx512f,avx512bw"))) void quant_binary_avx512(const int8_t* a, const int8_t* b, int8_t* y,
+                                                                      int64_t n, const QuantBinaryParams& p) {
+  const __m512i zp_a = _mm512_set1_epi32(p.zp_a);
+  const __m512i zp_b = _mm512_set1_epi32(p.zp_b);
+  const __m512i zp_y = _mm512_set1_epi32(p.zp_y);
+  const __m512 ma = _mm512_set1_ps(p.ma);
+  const __m512 mb = _mm512_set1_ps(p.mb);
+  const __m512 lo = _mm512_set1_ps(-512.f);
+  const __m512 hi = _mm512_set1_ps(512.f);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512i da = _mm512_sub_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i))), zp_a);
+    const __m512i db = _mm512_sub_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i))), zp_b);
+    __m512 v;
+    if constexpr (kKind == QuantBinaryKind::kMul) {
+      v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_mullo_epi32(da, db)), ma);
+    } else {
+      const __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(da), ma);
+      const __m512 g = _mm512_mul_ps(_mm512_cvtepi32_ps(db), mb);
+      v = kKind == QuantBinaryKind::kAdd ? _mm512_add_ps(f, g) : _mm512_sub_ps(f, g);
+    }
+    v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN -> 0
+    v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+    const __m512i r = _mm512_add_epi32(_mm512_cvtps_epi32(v), zp_y);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtsepi32_epi8(r));  // signed saturation
+  }
+  for (; i < n; ++i) y[i] = quant_binary<kKind>(a[i], b[i], p);
+}
+
+template <QuantBinaryKind kKind>
+class QuantBinaryAvx512 : public Kernel {
+ public:
+  Status prepare(const KernelContext& ctx) override {
+    for (size_t i = 0; i < 2; ++i) ORKNN_RETURN_IF_ERROR(check_q8_input(*ctx.graph, *ctx.node, i));
+    ORKNN_RETURN_IF_ERROR(check_q8_output(*ctx.graph, *ctx.node, 0));
+    p_ = quant_binary_params(kKind, ctx.in_tensor(0), ctx.in_tensor(1), ctx.out_tensor(0));
+    n_ = ctx.out_tensor(0).numel();
+    return Status::Ok();
+  }
+  void run(const KernelContext& ctx) override {
+    quant_binary_avx512<kKind>(ctx.in<int8_t>(0), ctx.in<int8_t>(1), ctx.out<int8_t>(0), n_, p_);
+  }
+
+ private:
+  QuantBinaryParams p_;
+  int64_t n_ = 0;
+};
+
+}  // namespace
+
+ORKNN_REGISTER_KERNEL(Add, "avx512_int8", 10, supports_same_shape_q8, QuantBinaryAvx512<QuantBinaryKind::kAdd>);
+ORKNN_REGISTER_KERNEL(Sub, "avx512_int8", 10, supports_same_shape_q8, QuantBinaryAvx512<QuantBinaryKind::kSub>);
+ORKNN_REGISTER_KERNEL(Mul, "avx512_int8", 10, supports_same_shape_q8, QuantBinaryAvx512<QuantBinaryKind::kMul>);
+
+}  // namespace orknn

@@ -1,0 +1,59 @@
+// Vectorised pieces around the oneDNN INT8 kernels (src/kernels/onednn/conv_int8.cc,
+// matmul_int8.cc): the sign flip of int8 activations to oneDNN's preferred u8 input (with the NCHW
+// -> channels-last transpose for convolutions), and the requantization of oneDNN's int32
+// accumulators to int8 exactly as docs/numerics.md specifies it (the scalar form is requantize()
+// in kernels/quant_util.h).
+//
+// Each function exists as AVX-512 (F+BW+VL) and AVX2 code, compiled with target attributes (the
+// project is built for baseline x86-64) and chosen at run time from the CPU. Results are
+// identical on every path, including the scalar tails: the same float32 operations in the same
+// order. Functions are single-threaded; callers split the work.
+#pragma once
+#include <cstdint>
+
+namespace orknn::x86 {
+
+enum class Int8Isa { kNone = 0, kAvx2 = 1, kAvx512 = 2 };
+
+// The best path this CPU runs (kNone: neither AVX2 nor AVX-512BW, the functions must not be used).
+Int8Isa int8_best_isa();
+// The path the functions below take: int8_best_isa() unless overridden (tests run every path the
+// CPU can execute). Setting a path the CPU lacks, or kNone, restores the automatic choice.
+Int8Isa int8_active_isa();
+void int8_set_isa_override(Int8Isa isa);
+
+// Requantization of one output channel range (docs/numerics.md, "Requantization"):
+//   t = acc + comp[c]                      int32, two's complement wrap-around (the caller's
+//                                          compensation keeps the true sum inside int32)
+//   y = sat8(rne(float(t) * mult[c]) + zp)
+//   y = min(max(y, lo), hi)                fused Relu/Clip bounds in the int8 domain
+//                                          (lo = -128, hi = 127 without activation)
+struct RequantParams {
+  const int32_t* comp = nullptr;  // per channel: bias_q[c] - zp_u8 * sum(w[c]) (see the kernels)
+  const float* mult = nullptr;    // per channel: M[c] = (s_x * s_w[c]) / s_y
+  int32_t zp = 0;                 // zp_y
+  int32_t lo = -128, hi = 127;
+};
+
+// Scalar requantization of one accumulator, the definition the vector paths reproduce.
+int8_t requant_one(int32_t acc, int32_t comp, float mult, const RequantParams& p);
+
+// acc: `rows` rows of `channels` int32 (row stride acc_ld elements) -> out: same layout in int8
+// (row stride out_ld). Channel c uses comp[c], mult[c]. (Gemm/MatMul: rows = M, channels = N.)
+void requant_rows(const int32_t* acc, int64_t rows, int64_t channels, int64_t acc_ld, int8_t* out,
+                  int64_t out_ld, const RequantParams& p);
+
+// acc: `pixels` rows of `channels` int32 (channels-last, row stride acc_ld) -> out: channel-major
+// int8, out[c * out_cs + pixel]. (Convolution: channels-last accumulators to NCHW output.)
+void requant_to_planar(const int32_t* acc, int64_t pixels, int64_t channels, int64_t acc_ld, int8_t* out,
+                       int64_t out_cs, const RequantParams& p);
+
+// in: channel-major int8, in[c * in_cs + pixel] -> out: channels-last u8 = in ^ 0x80 (x + 128),
+// out[pixel * out_ps + c]. (Convolution input: NCHW rows into the padded NHWC buffer.)
+void planar_to_u8_channels_last(const int8_t* in, int64_t channels, int64_t pixels, int64_t in_cs, uint8_t* out,
+                                int64_t out_ps);
+
+// out[i] = in[i] ^ 0x80 (int8 x -> u8 x + 128).
+void int8_to_u8(const int8_t* in, int64_t n, uint8_t* out);
+
+}  // namespace orknn::x86
