@@ -12,9 +12,15 @@
 //       target_platform: rk3588
 //       custom_string: "..."
 //       float_dtype: float16
-// Keys that only matter to quantization or the vendor's compiler are accepted and ignored.
+//       quantized_dtype: asymmetric_quantized-8     # with quantize: true (or alone): INT8
+//       quantized_algorithm: normal                 # normal | kl_divergence (kl) | mmse
+//       quantized_method: channel                   # channel | layer
+//       dataset: ./dataset.txt                      # relative to this file
+//       float_layers: [conv_12, head/Mul]           # hybrid quantization: nodes kept in float
+// Keys that only matter to the vendor's compiler are accepted and ignored.
 #include <yaml-cpp/yaml.h>
 
+#include <filesystem>
 #include <set>
 
 #include "common/log.h"
@@ -114,8 +120,7 @@ Status load_config_yaml(const std::string& path, ConvertOptions* opts) {
     if (root["subgraphs"] && root["subgraphs"].IsMap()) scopes.push_back(root["subgraphs"]);
 
     static const std::set<std::string> kIgnored = {
-        "name", "model_file_path", "model_name", "dataset", "quantized_dtype", "quantized_algorithm",
-        "quantized_method", "quantized_hybrid_level", "quant_img_RGB2BGR", "optimization_level", "outputs",
+        "name", "model_file_path", "model_name", "quantized_hybrid_level", "quant_img_RGB2BGR", "optimization_level", "outputs",
         "compress_weight", "single_core_mode", "model_pruning", "remove_weight", "remove_reshape",
         "sparse_infer", "op_target", "inputs_yuv_fmt", "dynamic_input", "configs", "subgraphs", "models",
         "RK_device_id", "pre_compile", "proposal", "proposal_dataset_size", "do_sparse_network",
@@ -126,6 +131,10 @@ Status load_config_yaml(const std::string& path, ConvertOptions* opts) {
       if (s["inputs"] && s["inputs"].IsSequence())
         for (const auto& e : s["inputs"]) input_names.push_back(e.as<std::string>());
 
+    // Quantization: "quantize: true" or a quantized_dtype enables it unless "quantize: false" is
+    // given; --quantize on the command line (already in opts) always wins.
+    bool quantize_key = false, quantize_value = false;
+    std::string quant_dtype;
     for (const auto& s : scopes) {
       for (const auto& kv : s) {
         const std::string key = kv.first.as<std::string>();
@@ -165,9 +174,42 @@ Status load_config_yaml(const std::string& path, ConvertOptions* opts) {
           if (find_platform(fw)) opts->platform = fw;
           else if (fw != "onnx") return bad(path, key, "is '" + fw + "': rknn_convert converts ONNX models only");
         } else if (key == "quantize" || key == "do_quantization") {
-          if (truthy(v))
-            ORKNN_LOGW("%s: '%s: true' is ignored: rknn_convert writes float models (quantization is not available)",
-                       path.c_str(), key.c_str());
+          quantize_key = true;
+          quantize_value = truthy(v);
+        } else if (key == "quantized_dtype") {
+          quant_dtype = scalar(v);
+        } else if (key == "quantized_algorithm") {
+          std::string a = scalar(v);
+          if (a == "kl_divergence") a = "kl";
+          if (a != "normal" && a != "kl" && a != "mmse")
+            return bad(path, key, "must be normal, kl_divergence or mmse, not '" + a + "'");
+          opts->quant.algorithm = a;
+        } else if (key == "quantized_method") {
+          const std::string m = scalar(v);
+          if (m != "channel" && m != "layer") return bad(path, key, "must be channel or layer, not '" + m + "'");
+          opts->quant.method = m;
+        } else if (key == "dataset") {
+          if (opts->quant.dataset.empty() && !v.IsNull()) {
+            std::filesystem::path d = scalar(v);
+            if (d.is_relative()) d = std::filesystem::path(path).parent_path() / d;
+            opts->quant.dataset = d.lexically_normal().string();
+          }
+        } else if (key == "float_layers") {
+          if (opts->quant.float_layers.empty() && !v.IsNull()) {
+            std::vector<std::string> names;
+            if (v.IsSequence()) {
+              for (const auto& e : v) names.push_back(e.as<std::string>());
+            } else {
+              std::string cur;
+              for (char c : v.as<std::string>() + ",") {
+                if (c != ',') { cur += c; continue; }
+                size_t b = cur.find_first_not_of(" \t"), e = cur.find_last_not_of(" \t");
+                if (b != std::string::npos) names.push_back(cur.substr(b, e - b + 1));
+                cur.clear();
+              }
+            }
+            opts->quant.float_layers = names;
+          }
         } else if (key == "inputs" || kIgnored.count(key)) {
           // not applicable to this converter
         } else {
@@ -175,6 +217,12 @@ Status load_config_yaml(const std::string& path, ConvertOptions* opts) {
         }
       }
     }
+    const bool wanted = quantize_key ? quantize_value : !quant_dtype.empty();
+    if (!quant_dtype.empty() && quant_dtype != "asymmetric_quantized-8" && (wanted || opts->quant.enabled))
+      return bad(path, "quantized_dtype",
+                 "is '" + quant_dtype + "': only asymmetric_quantized-8 (INT8: asymmetric activations, symmetric "
+                 "per-channel weights) is supported");
+    if (wanted) opts->quant.enabled = true;
   } catch (const YAML::Exception& e) {
     return ORKNN_ERR(kInvalidParam, "%s: bad value: %s", path.c_str(), e.what());
   }

@@ -1,5 +1,5 @@
 // The conversion pipeline: parse -> import (infer + fold per node) -> I/O options -> passes ->
-// re-infer -> verify. See docs/convert.md.
+// [INT8: QDQ parameters, or prepare -> calibrate -> quantize] -> re-infer -> verify. See docs/convert.md.
 #include "converter/convert.h"
 
 #include <cerrno>
@@ -11,6 +11,10 @@
 
 #include "common/log.h"
 #include "converter/onnx/importer.h"
+#include "converter/quant/calibrate.h"
+#include "converter/quant/dataset.h"
+#include "converter/quant/qdq_import.h"
+#include "converter/quant/quantize.h"
 #include "graph/verifier.h"
 #include "runtime/platform.h"
 
@@ -88,6 +92,65 @@ Status resolve_index_keys(const std::vector<std::string>& inputs, const char* wh
   return Status::Ok();
 }
 
+bool onnx_has_qdq(const onnx::ModelProto& model) {
+  for (const auto& n : model.graph().node())
+    if ((n.domain().empty() || n.domain() == "ai.onnx") &&
+        (n.op_type() == "QuantizeLinear" || n.op_type() == "DequantizeLinear"))
+      return true;
+  return false;
+}
+
+// The quantization options that can be checked before anything is imported.
+Status check_quant_options(const QuantOptions& q, bool qdq_model, QuantizeSettings* settings, CalibAlgorithm* alg) {
+  ORKNN_RETURN_IF_ERROR(parse_calib_algorithm(q.algorithm, alg));
+  if (q.method == "channel") settings->weights = WeightGranularity::kPerChannel;
+  else if (q.method == "layer") settings->weights = WeightGranularity::kPerTensor;
+  else return ORKNN_ERR(kInvalidParam, "quantization method '%s' is not one of channel, layer", q.method.c_str());
+  settings->float_layers = q.float_layers;
+  if (q.enabled && q.dataset.empty() && !qdq_model)
+    return ORKNN_ERR(kInvalidParam,
+                     "--quantize needs a calibration data set: --dataset LIST.txt (one sample per line; "
+                     "see docs/convert.md), or 'dataset:' in the config file");
+  if (!q.enabled && !qdq_model) {
+    if (!q.float_layers.empty())
+      return ORKNN_ERR(kInvalidParam, "--float-layers applies to quantized conversions; add --quantize --dataset LIST.txt");
+    if (!q.dataset.empty())
+      ORKNN_LOGW("calibration data set '%s' ignored: the model is converted in float (no --quantize)", q.dataset.c_str());
+  }
+  return Status::Ok();
+}
+
+// INT8 conversion of the graph the passes produced: the model's own parameters (QDQ models), or
+// calibration on the data set.
+Status quantize_converted(Graph& g, const QuantOptions& q, QuantizeSettings settings, CalibAlgorithm alg,
+                          ConvertReport* report) {
+  std::vector<ConvertReport::LayerPrecision> table;
+  int samples_used = 0;
+  if (graph_has_qdq(g)) {
+    if (!q.dataset.empty())
+      ORKNN_LOGW("calibration data set '%s' not used: the model is already quantized (QuantizeLinear/"
+                 "DequantizeLinear); its own scales and zero points are kept", q.dataset.c_str());
+    ORKNN_RETURN_IF_ERROR(quantize_qdq_graph(g, settings, &table));
+  } else {
+    if (q.dataset.empty())
+      return ORKNN_ERR(kInvalidParam, "--quantize needs a calibration data set: --dataset LIST.txt");
+    ORKNN_RETURN_IF_ERROR(prepare_for_quantization(g));
+    std::vector<CalibrationSample> samples;
+    ORKNN_RETURN_IF_ERROR(load_calibration_set(q.dataset, g, &samples));
+    if (samples.empty())
+      return ORKNN_ERR(kInvalidParam, "calibration data set '%s' lists no samples", q.dataset.c_str());
+    std::map<int, std::pair<float, float>> ranges;
+    ORKNN_RETURN_IF_ERROR(calibrate(g, samples, alg, &ranges));
+    samples_used = static_cast<int>(samples.size());
+    ORKNN_RETURN_IF_ERROR(quantize_graph(g, ranges, settings, &table));
+  }
+  if (report) {
+    report->layer_precision = std::move(table);
+    report->calibration_samples = samples_used;
+  }
+  return Status::Ok();
+}
+
 Status convert_model(const onnx::ModelProto& model, const std::string& model_dir, const ConvertOptions& opts,
                      Graph* out, ConvertReport* report) {
   if (!find_platform(opts.platform)) {
@@ -103,6 +166,10 @@ Status convert_model(const onnx::ModelProto& model, const std::string& model_dir
     for (const auto& vi : model.graph().input())
       if (!inits.count(vi.name())) onnx_inputs.push_back(vi.name());
   }
+  QuantizeSettings qsettings;
+  CalibAlgorithm calib_alg = CalibAlgorithm::kNormal;
+  const bool qdq = onnx_has_qdq(model);
+  ORKNN_RETURN_IF_ERROR(check_quant_options(opts.quant, qdq, &qsettings, &calib_alg));
   ConvertOptions o = opts;
   ORKNN_RETURN_IF_ERROR(resolve_index_keys(onnx_inputs, "input shape", &o.input_shapes));
   ORKNN_RETURN_IF_ERROR(resolve_index_keys(onnx_inputs, "mean_values", &o.mean_values));
@@ -121,6 +188,8 @@ Status convert_model(const onnx::ModelProto& model, const std::string& model_dir
   popts.precision = opts.precision;
   std::vector<PassStat> pass_stats;
   ORKNN_RETURN_IF_ERROR(run_graph_passes(g, popts, &pass_stats));
+  if (opts.quant.enabled || graph_has_qdq(g))
+    ORKNN_RETURN_IF_ERROR(quantize_converted(g, opts.quant, qsettings, calib_alg, report));
   ORKNN_RETURN_IF_ERROR(reinfer_graph(g));
   Status st = verify_graph(g);
   if (!st.ok())

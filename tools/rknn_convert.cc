@@ -39,7 +39,8 @@ void print_summary(const std::string& model_path, const std::string& out_path, c
                    const orknn::ConvertReport& rep, size_t file_bytes) {
   std::printf("%s (ONNX opset %d%s%s) -> %s\n", model_path.c_str(), rep.opset, rep.producer.empty() ? "" : ", ",
               rep.producer.c_str(), out_path.c_str());
-  std::printf("target %s, %s, %zu bytes\n", g.platform.c_str(),
+  std::printf("target %s, %s%s, %zu bytes\n", g.platform.c_str(),
+              rep.layer_precision.empty() ? "" : "int8 quantized, float parts ",
               g.precision == orknn::FloatPrecision::kFp16 ? "float16 (fp32 compute, fp16 storage)" : "float32",
               file_bytes);
   std::printf("inputs:\n");
@@ -70,13 +71,56 @@ void print_summary(const std::string& model_path, const std::string& out_path, c
   std::printf("\nconstants: %zu tensors, %.2f MB\n", n_const, static_cast<double>(const_bytes) / (1024.0 * 1024.0));
 }
 
+// Quantized conversions: the final precision of every node and a one-line summary.
+void print_precision_table(const orknn::Graph& g, const orknn::ConvertReport& rep) {
+  if (rep.layer_precision.empty()) return;
+  size_t wn = 4, wo = 2;
+  for (const auto& r : rep.layer_precision) {
+    wn = std::max(wn, r.node.size());
+    wo = std::max(wo, r.op.size());
+  }
+  wn = std::min<size_t>(wn, 48);
+  std::printf("per-layer precision:\n  %-*s  %-*s  %-9s %s\n", static_cast<int>(wn), "node", static_cast<int>(wo), "op",
+              "precision", "why");
+  int n_int8 = 0, n_float = 0;
+  for (const auto& r : rep.layer_precision) {
+    std::printf("  %-*s  %-*s  %-9s %s\n", static_cast<int>(wn), r.node.c_str(), static_cast<int>(wo), r.op.c_str(),
+                r.precision.c_str(), r.why.c_str());
+    (r.precision == "int8" ? n_int8 : n_float)++;
+  }
+  int n_edges = 0;
+  for (const auto& n : g.nodes)
+    n_edges += n.op == orknn::OpId::QuantizeLinear || n.op == orknn::OpId::DequantizeLinear;
+  std::printf("quantized: %d int8 / %d float nodes, %d quantize/dequantize nodes at int8/float edges", n_int8, n_float,
+              n_edges);
+  if (rep.calibration_samples > 0) std::printf(", calibrated on %d samples", rep.calibration_samples);
+  else std::printf(", parameters from the model (QuantizeLinear/DequantizeLinear)");
+  std::printf("\n");
+}
+
+// "a,b" "c" -> {a, b, c}
+std::vector<std::string> split_names(const std::vector<std::string>& args) {
+  std::vector<std::string> names;
+  for (const auto& a : args) {
+    std::string cur;
+    for (char c : a + ",") {
+      if (c != ',') { cur += c; continue; }
+      size_t b = cur.find_first_not_of(" \t"), e = cur.find_last_not_of(" \t");
+      if (b != std::string::npos) names.push_back(cur.substr(b, e - b + 1));
+      cur.clear();
+    }
+  }
+  return names;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"rknn_convert: converts an ONNX model into an OpenRKNN .rknn model"};
   std::string model_path, out_path, platform, custom_string, config_path, precision;
-  std::vector<std::string> shape_args, mean_args, std_args;
-  bool no_passes = false, quiet = false;
+  std::vector<std::string> shape_args, mean_args, std_args, float_layer_args;
+  std::string dataset, algorithm, method;
+  bool no_passes = false, quiet = false, quantize = false;
 
   std::string platforms;
   for (const auto& p : orknn::platform_names()) platforms += (platforms.empty() ? "" : ", ") + p;
@@ -100,6 +144,18 @@ int main(int argc, char** argv) {
   app.add_option("--float-precision", precision,
                  "fp16 (default: float tensors rounded to fp16 as on the NPU) or fp32 (pure fp32)")
       ->check(CLI::IsMember({"fp16", "fp32"}));
+  app.add_flag("--quantize", quantize,
+               "INT8 quantization (calibrated on --dataset); models holding QuantizeLinear/DequantizeLinear are "
+               "quantized with their own parameters without this flag");
+  app.add_option("--dataset", dataset,
+                 "calibration list: one sample per line (an image or .npy file per model input, paths relative to "
+                 "the list)");
+  app.add_option("--algorithm", algorithm, "calibration: normal (min/max, default), kl, mmse")
+      ->check(CLI::IsMember({"normal", "kl", "kl_divergence", "mmse"}));
+  app.add_option("--method", method, "weight scales: channel (per output channel, default) or layer (per tensor)")
+      ->check(CLI::IsMember({"channel", "layer"}));
+  app.add_option("--float-layers", float_layer_args, "NAME,...: nodes kept in float in a quantized model")
+      ->allow_extra_args(false);
   app.add_flag("--no-passes", no_passes, "skip the fusion/cleanup passes (constant folding still runs)");
   app.add_flag("-q,--quiet", quiet, "print nothing on success");
   CLI11_PARSE(app, argc, argv);
@@ -129,6 +185,11 @@ int main(int argc, char** argv) {
     }
   }
   opts.custom_string = custom_string;
+  // Quantization: --quantize, --dataset and --float-layers go in before the config (which fills
+  // what they left unset); --algorithm and --method replace the config's values after it.
+  opts.quant.enabled = quantize;
+  opts.quant.dataset = dataset;
+  opts.quant.float_layers = split_names(float_layer_args);
   bool have_platform = !platform.empty();
   if (!config_path.empty()) {
     std::string before = opts.platform;
@@ -139,6 +200,8 @@ int main(int argc, char** argv) {
     else opts.platform = before;
   }
   if (!platform.empty()) opts.platform = platform;
+  if (!algorithm.empty()) opts.quant.algorithm = algorithm == "kl_divergence" ? "kl" : algorithm;
+  if (!method.empty()) opts.quant.method = method;
   if (!have_platform)
     return fail(ORKNN_ERR(kInvalidParam, "no target platform: give -t PLATFORM (one of %s)", platforms.c_str()));
   if (!orknn::find_platform(opts.platform))
@@ -156,6 +219,9 @@ int main(int argc, char** argv) {
   if (!st.ok()) return fail(st);
   std::error_code ec;
   const auto file_bytes = std::filesystem::file_size(out_path, ec);
-  if (!quiet) print_summary(model_path, out_path, g, report, ec ? 0 : static_cast<size_t>(file_bytes));
+  if (!quiet) {
+    print_summary(model_path, out_path, g, report, ec ? 0 : static_cast<size_t>(file_bytes));
+    print_precision_table(g, report);
+  }
   return 0;
 }

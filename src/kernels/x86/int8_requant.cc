@@ -20,6 +20,9 @@
 #if defined(__x86_64__) || defined(_M_X64)
 #define ORKNN_INT8_X86 1
 #include <immintrin.h>
+// GCC 12 reports its own AVX-512 intrinsics headers (the _mm512_undefined_* placeholders behind
+// the masked loads) as "maybe uninitialized": a known false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 
 namespace orknn::x86 {
