@@ -118,6 +118,9 @@ void Observer::observe(const float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     const float v = x[i];
     if (!std::isfinite(v)) continue;  // counted in pass 0
+    // kl: exact zeros are left out. The zero point represents 0 exactly whatever the range, and
+    // the spike of zeros after a ReLU would otherwise dominate the divergence.
+    if (absolute && v == 0.f) continue;
     const double p = ((absolute ? std::fabs(static_cast<double>(v)) : static_cast<double>(v)) - lo0) * inv_w;
     // Values equal to the top edge (the maximum itself) belong to the last bin.
     const int j = p <= 0.0 ? 0 : (p >= last ? last : static_cast<int>(p));
