@@ -134,6 +134,7 @@ Status quantize_converted(Graph& g, const QuantOptions& q, QuantizeSettings sett
   } else {
     if (q.dataset.empty())
       return ORKNN_ERR(kInvalidParam, "--quantize needs a calibration data set: --dataset LIST.txt");
+    ORKNN_RETURN_IF_ERROR(check_float_layers(g, settings.float_layers));  // before the slow part
     ORKNN_RETURN_IF_ERROR(prepare_for_quantization(g));
     std::vector<CalibrationSample> samples;
     ORKNN_RETURN_IF_ERROR(load_calibration_set(q.dataset, g, &samples));
@@ -186,10 +187,19 @@ Status convert_model(const onnx::ModelProto& model, const std::string& model_dir
   PassOptions popts;
   popts.fusion = opts.run_passes;
   popts.precision = opts.precision;
+  // Quantized conversions quantize the fp32 weights; float constants left afterwards take their
+  // fp16 values then.
+  const bool quantizing = opts.quant.enabled || qdq;
+  if (quantizing) popts.precision = FloatPrecision::kFp32;
   std::vector<PassStat> pass_stats;
   ORKNN_RETURN_IF_ERROR(run_graph_passes(g, popts, &pass_stats));
   if (opts.quant.enabled || graph_has_qdq(g))
     ORKNN_RETURN_IF_ERROR(quantize_converted(g, opts.quant, qsettings, calib_alg, report));
+  if (quantizing && opts.precision == FloatPrecision::kFp16) {
+    int changes = 0;
+    ORKNN_RETURN_IF_ERROR(round_weights_fp16(g, &changes));
+    pass_stats.push_back({"round_weights_fp16", changes});
+  }
   ORKNN_RETURN_IF_ERROR(reinfer_graph(g));
   Status st = verify_graph(g);
   if (!st.ok())

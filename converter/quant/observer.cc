@@ -21,6 +21,8 @@ constexpr int kKlMinBins = 128;
 // kl: what a zero bin of the quantized distribution Q counts as where P is not zero (after Q is
 // normalised to sum 1; Q is normalised again afterwards).
 constexpr double kKlEpsilon = 1e-4;
+// kl: a threshold may clip at most this fraction of the histogram's values.
+constexpr double kKlMaxClippedFraction = 0.01;
 
 // mmse grid: f = 2^-e for the low and the high end separately. Coarse: e = k/4, k = 0..28 (down to
 // 1/128 of the observed extreme). Fine: around the best coarse point, e + j/32, j = -8..8.
@@ -118,9 +120,9 @@ void Observer::observe(const float* x, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     const float v = x[i];
     if (!std::isfinite(v)) continue;  // counted in pass 0
-    // kl: exact zeros are left out. The zero point represents 0 exactly whatever the range, and
-    // the spike of zeros after a ReLU would otherwise dominate the divergence.
-    if (absolute && v == 0.f) continue;
+    // Exact zeros are left out: the zero point represents 0 exactly whatever the range (no error
+    // for mmse), and for kl the spike of zeros after a ReLU would otherwise dominate the divergence.
+    if (v == 0.f) continue;
     const double p = ((absolute ? std::fabs(static_cast<double>(v)) : static_cast<double>(v)) - lo0) * inv_w;
     // Values equal to the top edge (the maximum itself) belong to the last bin.
     const int j = p <= 0.0 ? 0 : (p >= last ? last : static_cast<int>(p));
@@ -139,7 +141,8 @@ void Observer::end_pass() {
       hist_lo_ = lo0;
       hist_width_ = (hi0 - lo0) / static_cast<float>(kHistogramBins);
     }
-    // A zero or denormal width means an all-zero tensor: no histogram, range [0, 0].
+    // A zero width (all-zero tensor) or a denormal or infinite one: no histogram; range() then
+    // keeps the min/max range.
     if (hist_width_ >= std::numeric_limits<float>::min() && std::isfinite(hist_width_))
       hist_.assign(kHistogramBins, 0.0);
   }
@@ -183,7 +186,9 @@ void Observer::range_kl(float* lo, float* hi) const {
   for (int i = n; i >= kKlMinBins; --i) {
     const double t = i == n ? amax : static_cast<double>(i) * w;
     const double kept = total - beyond[static_cast<size_t>(i)];
-    if (kept <= 0.0) continue;  // everything clipped: Q is empty
+    // TensorRT's divergence rates a threshold that folds most of the mass into its last bin as
+    // almost lossless (P and Q are both nearly that one bin): such thresholds are not candidates.
+    if (beyond[static_cast<size_t>(i)] > kKlMaxClippedFraction * total || kept <= 0.0) continue;
     const double step = (std::min(hi0, t) + std::min(-lo0, t)) / 255.0;
     // Q: one sweep, cells are contiguous runs of bins.
     int j = 0;

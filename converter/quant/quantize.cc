@@ -177,12 +177,17 @@ class ConstQuantizer {
  public:
   ConstQuantizer(const QuantizeSettings& s) : s_(s) {}
 
-  // Symmetric int8 weights of constant `id` (values scaled by `factor`), per channel along
-  // `axis` (-1: per tensor).
-  Status weights(const Graph& g, int id, float factor, int axis, QuantizedConstant* out) {
+  // Each function reads constant `id` of g (the graph being rewritten, or a scratch copy of one
+  // node) and looks up given values and earlier results under `key`, the tensor's id in the graph
+  // quantize_graph was called with.
+
+  // Symmetric int8 weights (values scaled by `factor`), per channel along `axis` (-1: per tensor).
+  // *given: the model's own values were used (they must stay as they are).
+  Status weights(const Graph& g, int id, int key, float factor, int axis, QuantizedConstant* out, bool* given_used) {
     const Tensor& w = g.tensor(id);
+    *given_used = false;
     if (factor == 1.f) {
-      auto given = s_.given_constants.find(id);
+      auto given = s_.given_constants.find(key);
       if (given != s_.given_constants.end()) {
         const QuantizedConstant& c = given->second;
         const bool axis_ok = c.params.scale.size() == 1 ||
@@ -191,16 +196,17 @@ class ConstQuantizer {
                               (c.params.axis == axis));
         if (symmetric_int8_weights(c, w.numel()) && axis_ok) {
           *out = c;
+          *given_used = true;
           return Status::Ok();
         }
-        if (warned_.insert(id).second)
+        if (warned_.insert(key).second)
           ORKNN_LOGW("weights '%s': the model's quantized values are not symmetric int8 in [-127, 127] per output "
                      "channel; quantizing the float values again", w.name.c_str());
       }
     }
     const int use_axis = s_.weights == WeightGranularity::kPerTensor ? -1 : axis;
-    const auto key = std::make_tuple(id, use_axis, factor);
-    auto it = cache_.find(key);
+    const auto cache_key = std::make_tuple(key, use_axis, factor);
+    auto it = cache_.find(cache_key);
     if (it != cache_.end()) {
       *out = it->second;
       return Status::Ok();
@@ -219,15 +225,15 @@ class ConstQuantizer {
     c.dtype = DType::kI8;
     c.bytes.assign(reinterpret_cast<const uint8_t*>(q.data()), reinterpret_cast<const uint8_t*>(q.data()) + q.size());
     c.params = params;
-    cache_.emplace(key, c);
+    cache_.emplace(cache_key, c);
     *out = std::move(c);
     return Status::Ok();
   }
 
   // Per-tensor asymmetric int8 of an operand constant (its own min/max).
-  QuantizedConstant operand(const Graph& g, int id) {
+  QuantizedConstant operand(const Graph& g, int id, int key) {
     const Tensor& t = g.tensor(id);
-    auto given = s_.given_constants.find(id);
+    auto given = s_.given_constants.find(key);
     if (given != s_.given_constants.end() && given->second.dtype == DType::kI8 &&
         given->second.params.scale.size() == 1 && static_cast<int64_t>(given->second.bytes.size()) == t.numel())
       return given->second;
@@ -250,7 +256,7 @@ class ConstQuantizer {
 
   // int32 bias: scale s_x * s_w[c], bias_q[c] = clamp_int32(rne(bias[c] / scale[c])) in float64.
   // `channels` output channels; a bias of one value is broadcast to all of them.
-  Status bias(const Graph& g, int id, float factor, float s_x, const QuantParams& w, int64_t channels,
+  Status bias(const Graph& g, int id, int key, float factor, float s_x, const QuantParams& w, int64_t channels,
               QuantizedConstant* out, std::string* why) {
     const Tensor& b = g.tensor(id);
     if (b.numel() != channels && b.numel() != 1) {
@@ -265,7 +271,7 @@ class ConstQuantizer {
     for (int64_t c = 0; c < channels; ++c)
       params.scale[static_cast<size_t>(c)] = s_x * (w.scale.size() == 1 ? w.scale[0] : w.scale[static_cast<size_t>(c)]);
     if (factor == 1.f && b.numel() == channels) {
-      auto given = s_.given_constants.find(id);
+      auto given = s_.given_constants.find(key);
       if (given != s_.given_constants.end() && given->second.dtype == DType::kI32 &&
           static_cast<int64_t>(given->second.bytes.size()) == channels * 4) {
         const QuantParams& gp = given->second.params;
@@ -301,6 +307,42 @@ class ConstQuantizer {
   std::map<std::tuple<int, int, float>, QuantizedConstant> cache_;
   std::set<int> warned_;
 };
+
+// A channel whose weights are all nearly zero gets a tiny s_w, and its bias b / (s_x * s_w) may not
+// fit int32 next to the accumulation. Such a channel's weight scale is raised until
+// |b| / (s_x * s_w) <= 2^30 and its weights are quantized again with it (q = clamp(rne(w / s),
+// -127, 127), as quantize_weights does); other channels keep theirs.
+void fit_bias(const Tensor& w, float w_factor, int axis, const Tensor& b, float b_factor, float s_x, int64_t channels,
+              QuantizedConstant* qw) {
+  constexpr double kMaxBias = 1073741824.0;  // 2^30
+  std::vector<float>& scale = qw->params.scale;
+  const bool per_channel = scale.size() > 1;
+  bool changed = false;
+  for (int64_t c = 0; c < channels; ++c) {
+    const double bias = std::fabs(static_cast<double>(b.const_ptr<float>()[b.numel() == 1 ? 0 : c] * b_factor));
+    float& s = scale[per_channel ? static_cast<size_t>(c) : 0];
+    if (!(bias / (static_cast<double>(s_x) * static_cast<double>(s)) > kMaxBias)) continue;
+    float needed = static_cast<float>(bias / (static_cast<double>(s_x) * kMaxBias));
+    while (bias / (static_cast<double>(s_x) * static_cast<double>(needed)) > kMaxBias)
+      needed = std::nextafter(needed, std::numeric_limits<float>::infinity());
+    s = std::max(s, needed);
+    changed = true;
+  }
+  if (!changed) return;
+  ORKNN_LOGI("weights '%s': weight scale raised on channels whose bias would overflow int32", w.name.c_str());
+  const float* p = w.const_ptr<float>();
+  int64_t inner = 1, dim = 1;
+  if (per_channel && axis >= 0) {
+    dim = w.shape[static_cast<size_t>(axis)];
+    for (size_t d = static_cast<size_t>(axis) + 1; d < w.shape.size(); ++d) inner *= w.shape[d];
+  }
+  for (int64_t i = 0; i < w.numel(); ++i) {
+    const float v = w_factor == 1.f ? p[i] : p[i] * w_factor;
+    const float s = scale[per_channel ? static_cast<size_t>((i / inner) % dim) : 0];
+    const float q = std::max(-127.f, std::min(127.f, std::nearbyint(v / s)));
+    qw->bytes[static_cast<size_t>(i)] = static_cast<uint8_t>(static_cast<int8_t>(q));
+  }
+}
 
 // Largest |accumulator| a compute node can reach: per output channel, 255 * sum|w| over the
 // weights that feed one output value, plus |bias|. `w` has the weight's shape.
@@ -352,9 +394,11 @@ int64_t worst_case_accumulator(const Node& n, const Shape& shape, const int8_t* 
 // gives the parameters of n's activation inputs. *why is set (and g left partly changed, which
 // callers only allow on scratch graphs) when the node cannot be quantized.
 using NameFn = std::function<std::string(const std::string&)>;
+using KeyFn = std::function<int(int)>;
 
+// `key_of` maps a tensor id of g to its id in the graph quantize_graph was called with.
 Status quantize_node_constants(Graph& g, Node& n, const std::function<const QuantParams*(int)>& act_params,
-                               ConstQuantizer& cq, const NameFn& unique_name, std::string* why) {
+                               ConstQuantizer& cq, const NameFn& unique_name, const KeyFn& key_of, std::string* why) {
   why->clear();
   std::vector<char> done(n.inputs.size(), 0);
   if (is_compute_op(n.op)) {
@@ -376,15 +420,11 @@ Status quantize_node_constants(Graph& g, Node& n, const std::function<const Quan
     }
     if (l.weight_input >= 0) {
       const int wid = n.inputs[static_cast<size_t>(l.weight_input)];
-      const Tensor& w = g.tensor(wid);
       QuantizedConstant qw;
-      ORKNN_RETURN_IF_ERROR(cq.weights(g, wid, w_factor, l.axis, &qw));
-      const std::string wname = w.name;
-      const Shape wshape = w.shape;
-      const int qid = g.add_const(unique_name(wname + "_int8"), wshape, DType::kI8, qw.bytes.data(), qw.bytes.size());
-      g.tensor(qid).quant = qw.params;
-      n.inputs[static_cast<size_t>(l.weight_input)] = qid;
-      done[static_cast<size_t>(l.weight_input)] = 1;
+      bool weights_given = false;
+      ORKNN_RETURN_IF_ERROR(cq.weights(g, wid, key_of(wid), w_factor, l.axis, &qw, &weights_given));
+      const std::string wname = g.tensor(wid).name;
+      const Shape wshape = g.tensor(wid).shape;
 
       int64_t channels = 1;
       if (n.op == OpId::ConvTranspose) channels = wshape[1] * std::max<int64_t>(n.attrs.get_int("group", 1), 1);
@@ -392,34 +432,47 @@ Status quantize_node_constants(Graph& g, Node& n, const std::function<const Quan
       else if (n.op == OpId::Gemm) channels = n.attrs.get_int("transB", 0) ? wshape[0] : wshape[1];
       else channels = wshape.size() >= 2 ? wshape.back() : 1;
 
-      std::vector<int32_t> bias_values;
+      QuantizedConstant qb;
+      int bid = -1;
       if (l.bias_input >= 0) {
         const QuantParams* x = act_params(n.inputs[0]);
         if (!x) {
           *why = strfmt("no parameters for input '%s'", g.tensor(n.inputs[0]).name.c_str());
           return Status::Ok();
         }
-        const int bid = n.inputs[static_cast<size_t>(l.bias_input)];
-        QuantizedConstant qb;
-        ORKNN_RETURN_IF_ERROR(cq.bias(g, bid, b_factor, x->scale[0], qw.params, channels, &qb, why));
+        bid = n.inputs[static_cast<size_t>(l.bias_input)];
+        const Tensor& bt = g.tensor(bid);
+        // Gemm's C must broadcast along the output channels: [N], [1, N] or a single value
+        // ([M, 1] broadcasts along rows and has no per-channel int32 form).
+        if (bt.numel() != 1 && (bt.shape.empty() || bt.shape.back() != channels || bt.numel() != channels)) {
+          *why = strfmt("bias '%s' %s is not one value per output channel (%lld)", bt.name.c_str(),
+                        shape_str(bt.shape).c_str(), static_cast<long long>(channels));
+          return Status::Ok();
+        }
+        if (!weights_given) fit_bias(g.tensor(wid), w_factor, l.axis, bt, b_factor, x->scale[0], channels, &qw);
+        ORKNN_RETURN_IF_ERROR(cq.bias(g, bid, key_of(bid), b_factor, x->scale[0], qw.params, channels, &qb, why));
         if (!why->empty()) return Status::Ok();
-        const int qbid = g.add_const(unique_name(g.tensor(bid).name + "_int32"), {channels}, DType::kI32, qb.bytes.data(),
-                                     qb.bytes.size());
+      }
+      const int64_t worst = worst_case_accumulator(n, wshape, reinterpret_cast<const int8_t*>(qw.bytes.data()),
+                                                   bid < 0 ? nullptr : reinterpret_cast<const int32_t*>(qb.bytes.data()));
+      if (worst > INT32_MAX) {
+        *why = "the int32 accumulator could overflow (reduction too long)";
+        return Status::Ok();
+      }
+      const int qid = g.add_const(unique_name(wname + "_int8"), wshape, DType::kI8, qw.bytes.data(), qw.bytes.size());
+      g.tensor(qid).quant = qw.params;
+      n.inputs[static_cast<size_t>(l.weight_input)] = qid;
+      done[static_cast<size_t>(l.weight_input)] = 1;
+      if (bid >= 0) {
+        const int qbid = g.add_const(unique_name(g.tensor(bid).name + "_int32"), {channels}, DType::kI32,
+                                     qb.bytes.data(), qb.bytes.size());
         g.tensor(qbid).quant = qb.params;
         n.inputs[static_cast<size_t>(l.bias_input)] = qbid;
         done[static_cast<size_t>(l.bias_input)] = 1;
-        bias_values.resize(static_cast<size_t>(channels));
-        std::memcpy(bias_values.data(), qb.bytes.data(), qb.bytes.size());
       }
       if (n.op == OpId::Gemm) {
         n.attrs.set_float("alpha", 1.f);
         n.attrs.set_float("beta", 1.f);
-      }
-      const int64_t worst = worst_case_accumulator(
-          n, wshape, reinterpret_cast<const int8_t*>(qw.bytes.data()), bias_values.empty() ? nullptr : bias_values.data());
-      if (worst > INT32_MAX) {
-        *why = "the int32 accumulator could overflow (reduction too long)";
-        return Status::Ok();
       }
     } else if (n.op == OpId::MatMul || n.op == OpId::Gemm) {
       // Two activations: K terms of at most 255 * 255 each.
@@ -439,7 +492,7 @@ Status quantize_node_constants(Graph& g, Node& n, const std::function<const Quan
     if (done[i] || n.inputs[i] < 0) continue;
     const int id = n.inputs[i];
     if (!is_float_const(g.tensor(id))) continue;
-    QuantizedConstant c = cq.operand(g, id);
+    QuantizedConstant c = cq.operand(g, id, key_of(id));
     const Tensor& t = g.tensor(id);
     const std::string qname = unique_name(t.name + "_int8");
     const Shape shape = t.shape;
@@ -583,7 +636,9 @@ Status Quantizer::try_node(size_t i, std::string* why) {
     if (!is_activation(t)) continue;
     QuantParams p;
     if (!activation_param(kv.first, &p)) {
-      *why = strfmt("no range for tensor '%s' (the calibration data never reached it)", t.name.c_str());
+      *why = ranges_.empty()
+                 ? strfmt("no quantization parameters for tensor '%s' in the model", t.name.c_str())
+                 : strfmt("no range for tensor '%s' (the calibration data never reached it)", t.name.c_str());
       return Status::Ok();
     }
     t.dtype = DType::kI8;
@@ -593,7 +648,15 @@ Status Quantizer::try_node(size_t i, std::string* why) {
     const Tensor& t = scratch.tensor(scratch_id);
     return t.quant.empty() ? nullptr : &t.quant;
   };
-  ORKNN_RETURN_IF_ERROR(quantize_node_constants(scratch, q, lookup, cq_, [](const std::string& s) { return s; }, why));
+  std::map<int, int> original;  // scratch id -> id in g_
+  for (const auto& kv : remap) original[kv.second] = kv.first;
+  ORKNN_RETURN_IF_ERROR(quantize_node_constants(
+      scratch, q, lookup, cq_, [](const std::string& s) { return s; },
+      [&](int id) {
+        auto it = original.find(id);
+        return it == original.end() ? -1 : it->second;
+      },
+      why));
   if (!why->empty()) return Status::Ok();
   const OpDef* def = find_op(q.op);
   if (!def || !def->infer) {
@@ -726,7 +789,8 @@ Status Quantizer::rewrite() {
     std::string why;
     Node n = g_.nodes[i];
     ORKNN_RETURN_IF_ERROR(quantize_node_constants(
-        g_, n, lookup, cq_, [&](const std::string& base) { return unique_tensor_name(base); }, &why));
+        g_, n, lookup, cq_, [&](const std::string& base) { return unique_tensor_name(base); }, [](int id) { return id; },
+        &why));
     if (!why.empty())  // try_node accepted the same node with the same parameters
       return ORKNN_ERR(kFail, "quantizer: node '%s' (%s) changed its mind: %s", n.name.c_str(), op_name(n.op),
                        why.c_str());
@@ -879,6 +943,11 @@ Status prepare_for_quantization(Graph& g) {
   g.nodes = std::move(nodes);
   if (split) ORKNN_RETURN_IF_ERROR(reinfer_graph(g));
   return Status::Ok();
+}
+
+Status check_float_layers(const Graph& g, const std::vector<std::string>& float_layers) {
+  std::vector<char> unused;
+  return resolve_float_layers(g, float_layers, &unused);
 }
 
 Status quantize_graph(Graph& g, const std::map<int, std::pair<float, float>>& ranges, const QuantizeSettings& s,

@@ -57,6 +57,11 @@ struct QuantizeSettings {
 // writes a new tensor "<name>_preact". Nodes are re-inferred.
 Status prepare_for_quantization(Graph& g);
 
+// Error unless every name in `float_layers` names a node of g, or a tensor a node of g writes (the
+// message lists the nearest node names). quantize_graph checks this too; the converter calls it
+// before calibrating so that a typo fails fast.
+Status check_float_layers(const Graph& g, const std::vector<std::string>& float_layers);
+
 // Quantizes g in place. ranges: tensor id (of g) -> [lo, hi] observed on the float graph (tensors
 // without a range and without given parameters keep their nodes in float). table (may be nullptr)
 // receives the precision of every node of the result except the inserted QuantizeLinear/

@@ -5,12 +5,19 @@
 // "output_padding" (one per spatial dim) and never "output_shape" (it is turned into pads and
 // output_padding). Fused activation attributes are validated and completed.
 //
+// Quantized form (docs/numerics.md, "Quantized (INT8) models"): X an int8 activation quantized per
+// tensor, W int8 constant symmetric weights quantized per tensor or per output channel (Conv:
+// axis 0; ConvTranspose: axis 1, only with group 1), B an int32 constant, the output quantized per
+// tensor, and a fused activation that is absent, Relu or Clip. Mixed forms are refused.
+//
 // Every size-like attribute is bounded by kMaxDim before any arithmetic (see infer_util.h), so
 // the output size formulas below cannot overflow whatever the model file holds.
 #include <string>
 #include <vector>
 
 #include "ops/infer_util.h"
+#include "ops/quant_compute_infer.h"
+#include "ops/quant_infer.h"
 
 namespace orknn {
 namespace {
@@ -24,12 +31,15 @@ struct ConvAttrs {
   bool same() const { return auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER"; }
 };
 
-// Inputs X, W[, B] (all float32) and the attributes shared by both ops.
+// Inputs X, W[, B] (all float32, or the quantized form: check_quantized_conv once the shapes are
+// known) and the attributes shared by both ops.
 Status read_conv(const Graph& g, const Node& n, ConvAttrs* a) {
   ORKNN_RETURN_IF_ERROR(check_arity(g, n, 2, 3, 1, 1, 2));
-  ORKNN_RETURN_IF_ERROR(check_f32(g, n, 0, "X"));
-  ORKNN_RETURN_IF_ERROR(check_f32(g, n, 1, "W"));
-  ORKNN_RETURN_IF_ERROR(check_f32(g, n, 2, "B"));
+  if (!node_has_quant(g, n)) {
+    ORKNN_RETURN_IF_ERROR(check_f32(g, n, 0, "X"));
+    ORKNN_RETURN_IF_ERROR(check_f32(g, n, 1, "W"));
+    ORKNN_RETURN_IF_ERROR(check_f32(g, n, 2, "B"));
+  }
   const Tensor& x = *g.input(n, 0);
   const Tensor& w = *g.input(n, 1);
   if (x.shape.size() < 3)
@@ -68,7 +78,27 @@ Status check_bias(const Graph& g, const Node& n, int64_t m) {
   return Status::Ok();
 }
 
-// Writes the normalised attributes and the float32 output.
+// The quantized form (see the file comment). `w_axis` is the output-channel axis of W on which
+// per-channel parameters are allowed (-1: none), `axis_rule` says so in messages; `terms` is the
+// number of products summed into one output.
+Status check_quantized_conv(const Graph& g, const Node& n, int64_t w_axis, const char* axis_rule, int64_t terms) {
+  if (!node_has_quant(g, n)) return Status::Ok();
+  ORKNN_RETURN_IF_ERROR(check_q8_input(g, n, 0));
+  ORKNN_RETURN_IF_ERROR(check_q8_weights(g, n, 1, "W", w_axis, axis_rule));
+  int64_t max_bias = 0;
+  ORKNN_RETURN_IF_ERROR(check_i32_bias(g, n, 2, "B", &max_bias));
+  ORKNN_RETURN_IF_ERROR(check_q8_output(g, n, 0));
+  ORKNN_RETURN_IF_ERROR(check_q8_fused_act(n));
+  return check_accumulator_range(n, terms, kMaxActWeightProduct, max_bias);
+}
+
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t p = 1;
+  for (int64_t d : v) p *= d;
+  return p;
+}
+
+// Writes the normalised attributes and the output (int8 when quantized, else float32).
 Status finish(Graph& g, Node& n, const ConvAttrs& a, const Shape& out) {
   ORKNN_RETURN_IF_ERROR(normalise_fused_act(n));
   n.attrs.set_ints("kernel_shape", a.kernel);
@@ -77,7 +107,7 @@ Status finish(Graph& g, Node& n, const ConvAttrs& a, const Shape& out) {
   n.attrs.set_ints("pads", a.pads);
   n.attrs.set_int("group", a.group);
   n.attrs.set_string("auto_pad", "NOTSET");
-  return set_output(g, n, 0, out, DType::kF32);
+  return set_output(g, n, 0, out, output_dtype(g, n, 0, DType::kF32));
 }
 
 }  // namespace
@@ -94,6 +124,9 @@ Status infer_Conv(Graph& g, Node& n) {
   if (m % a.group != 0)
     return ORKNN_NODE_ERR(n, "output channels %lld not divisible by group %lld", (long long)m, (long long)a.group);
   ORKNN_RETURN_IF_ERROR(check_bias(g, n, m));
+  // W holds at most kMaxElements values: w[1] times the taps cannot overflow.
+  ORKNN_RETURN_IF_ERROR(check_quantized_conv(g, n, 0, "Conv weights are quantized per output channel along axis 0",
+                                             w[1] * product(a.kernel)));
 
   Shape out = {x[0], m};
   for (size_t i = 0; i < a.k; ++i) {
@@ -124,6 +157,11 @@ Status infer_ConvTranspose(Graph& g, Node& n) {
     return ORKNN_NODE_ERR(n, "input channels %lld not divisible by group %lld", (long long)c, (long long)a.group);
   const int64_t m = w[1] * a.group;
   ORKNN_RETURN_IF_ERROR(check_bias(g, n, m));
+  // Axis 1 of W holds M / group channels: one scale per output channel only when group is 1.
+  ORKNN_RETURN_IF_ERROR(check_quantized_conv(
+      g, n, a.group == 1 ? 1 : -1,
+      "ConvTranspose weights are quantized per output channel along axis 1 when group is 1, else per tensor",
+      (c / a.group) * product(a.kernel)));
 
   std::vector<int64_t> out_pad;
   ORKNN_RETURN_IF_ERROR(read_dims_attr(n, "output_padding", a.k, 0, 0, &out_pad));

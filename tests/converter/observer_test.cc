@@ -152,6 +152,25 @@ TEST(Observer, MmseIsNearTheBestOfAFineSweep) {
   EXPECT_LE(mse_of_range(v, r.first, r.second), best * 1.02);
 }
 
+TEST(Observer, KlIsNotFooledBySpikesOrNarrowDistributions) {
+  // ReLU output shifted by a bias: half the values sit on one spike at 0.75 and the rest above it.
+  // Folding everything above the spike into it would look lossless to the divergence alone.
+  std::vector<float> v = gaussian(200000, 8);
+  for (float& x : v) x = std::max(x, 0.f) + 0.75f;
+  auto r = observe_all(CalibAlgorithm::kKl, v);
+  EXPECT_GT(r.second, 3.5f);  // max is about 5.2; a few sigma above the spike are kept
+  // A narrow distribution far from 0 (mean 3, sd 0.2): the range must keep its bulk.
+  v = gaussian(200000, 9, 0.2f);
+  for (float& x : v) x += 3.f;
+  r = observe_all(CalibAlgorithm::kKl, v);
+  EXPECT_GT(r.second, 3.4f);
+  // A ReLU's zeros (half the values) do not pull the threshold down.
+  v = gaussian(200000, 10);
+  for (float& x : v) x = std::max(x, 0.f);
+  r = observe_all(CalibAlgorithm::kKl, v);
+  EXPECT_GT(r.second, 3.f);
+}
+
 TEST(Observer, AllZeroGivesAnEmptyRange) {
   const std::vector<float> v(1000, 0.f);
   for (CalibAlgorithm alg : kAll) {
@@ -221,9 +240,14 @@ TEST(ActivationQParams, HandComputedCases) {
   activation_qparams(0.f, 255.f, &s, &zp);  // one-sided: 0 -> -128
   EXPECT_EQ(s, 1.f);
   EXPECT_EQ(zp, -128);
-  activation_qparams(-1.f, 1.f, &s, &zp);  // -128 + 127.5 = -0.5 -> rne -> 0
-  EXPECT_EQ(s, 2.f / 255.f);
+  activation_qparams(-1.f, 1.55f, &s, &zp);  // s = 0.01, -128 + 100 = -28
+  EXPECT_EQ(s, 2.55f / 255.f);
+  EXPECT_EQ(zp, -28);
+  activation_qparams(-127.5f, 127.5f, &s, &zp);  // s = 1, -128 + 127.5 = -0.5: ties to even -> 0
+  EXPECT_EQ(s, 1.f);
   EXPECT_EQ(zp, 0);
+  activation_qparams(-126.5f, 128.5f, &s, &zp);  // -1.5 -> -2
+  EXPECT_EQ(zp, -2);
   activation_qparams(-2.f, 0.f, &s, &zp);  // all negative: 0 -> 127
   EXPECT_EQ(s, 2.f / 255.f);
   EXPECT_EQ(zp, 127);

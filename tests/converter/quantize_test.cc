@@ -339,6 +339,78 @@ TEST(Quantize, ConcatInputsShareTheOutputParametersWhenSafe) {
   EXPECT_EQ(g.tensor(tensor_id(g, "a")).quant.zero_point[0], z_a);
 }
 
+TEST(Quantize, ConcatSharingLooksThroughDataMovement) {
+  if (!has_quantized_ref_kernel(OpId::Resize) || !has_quantized_ref_kernel(OpId::Concat))
+    GTEST_SKIP() << "no int8 Resize/Concat kernel in this build";
+  // x -> Conv -> c -> Resize(nearest, x2) -> up ; y2 -> Conv -> d ; Concat(up, d)
+  B b(13);
+  b.input("x", {1, 2, 2, 2});
+  b.input("z", {1, 2, 4, 4});
+  b.init_f32("w1", {2, 2, 1, 1}, {1.f, 0.f, 0.f, 1.f});
+  b.init_f32("w2", {2, 2, 1, 1}, {0.5f, 0.f, 0.f, 0.5f});
+  b.init_f32("scales", {4}, {1.f, 1.f, 2.f, 2.f});
+  b.node("Conv", {"x", "w1"}, {"c"}, "conv1");
+  auto* rs = b.node("Resize", {"c", "", "scales"}, {"up"}, "up");
+  B::attr_s(rs, "mode", "nearest");
+  b.node("Conv", {"z", "w2"}, {"d"}, "conv2");
+  auto* cat = b.node("Concat", {"up", "d"}, {"cat"}, "concat");
+  B::attr_i(cat, "axis", 1);
+  b.output("cat");
+  Graph g = float_graph(b);
+  Ranges r;
+  r[tensor_id(g, "x")] = {-1.f, 1.f};
+  r[tensor_id(g, "z")] = {-1.f, 1.f};
+  r[tensor_id(g, "c")] = {-1.f, 1.f};
+  r[tensor_id(g, "up")] = {-1.f, 1.f};
+  r[tensor_id(g, "d")] = {-0.5f, 0.5f};
+  r[tensor_id(g, "cat")] = {-1.f, 2.f};
+  std::vector<ConvertReport::LayerPrecision> table;
+  ASSERT_OK(quantize_graph(g, r, QuantizeSettings{}, &table));
+  for (const auto& row : table) ASSERT_EQ(row.precision, "int8") << row.node << ": " << row.why;
+  float s_cat;
+  int32_t z_cat;
+  expected_act(-1.f, 2.f, &s_cat, &z_cat);
+  // conv1 writes the Concat's parameters, Resize passes them on; conv2 writes them directly
+  for (const char* name : {"c", "up", "d", "cat"}) {
+    EXPECT_EQ(g.tensor(tensor_id(g, name)).quant.scale[0], s_cat) << name;
+    EXPECT_EQ(g.tensor(tensor_id(g, name)).quant.zero_point[0], z_cat) << name;
+  }
+}
+
+TEST(Quantize, NearZeroWeightChannelWithLargeBiasGetsALargerWeightScale) {
+  if (!has_quantized_ref_kernel(OpId::Conv)) GTEST_SKIP() << "no int8 Conv kernel in this build";
+  B b(13);
+  b.input("x", {1, 2, 2, 2});
+  // channel 0: ordinary; channel 1: weights ~1e-9 (a pruned channel) and bias 5
+  b.init_f32("w", {2, 2, 1, 1}, {0.5f, -0.25f, 1e-9f, -2e-9f});
+  b.init_f32("b", {2}, {0.1f, 5.f});
+  b.node("Conv", {"x", "w", "b"}, {"y"}, "conv");
+  b.output("y");
+  Graph g = float_graph(b);
+  Ranges r;
+  r[tensor_id(g, "x")] = {-1.f, 1.f};
+  r[tensor_id(g, "y")] = {-1.f, 6.f};
+  std::vector<ConvertReport::LayerPrecision> table;
+  ASSERT_OK(quantize_graph(g, r, QuantizeSettings{}, &table));
+  ASSERT_EQ(table.at(0).precision, "int8") << table.at(0).why;
+  float sx;
+  int32_t zx;
+  expected_act(-1.f, 1.f, &sx, &zx);
+  const Node& conv = g.nodes.at(0);
+  const Tensor& w = g.tensor(conv.inputs[1]);
+  const Tensor& bias = g.tensor(conv.inputs[2]);
+  EXPECT_EQ(w.quant.scale[0], 0.5f / 127.f);  // untouched
+  // channel 1: |b| / (s_x * s_w) <= 2^30 (with the raised scale its weights quantize to 0)
+  const double limit = 1073741824.0;
+  EXPECT_GE(static_cast<double>(w.quant.scale[1]), 5.0 / (static_cast<double>(sx) * limit) * (1 - 1e-6));
+  EXPECT_LE(std::fabs(static_cast<double>(bias.const_ptr<int32_t>()[1])), limit);
+  EXPECT_GT(std::fabs(static_cast<double>(bias.const_ptr<int32_t>()[1])), limit * 0.99);
+  EXPECT_EQ(w.const_ptr<int8_t>()[2], 0);
+  EXPECT_EQ(w.const_ptr<int8_t>()[3], 0);
+  EXPECT_EQ(w.const_ptr<int8_t>()[0], 127);
+  EXPECT_EQ(bias.quant.scale[1], sx * w.quant.scale[1]);
+}
+
 TEST(Quantize, GemmFoldsAlphaBetaAndQuantizesPerOutputRow) {
   if (!has_quantized_ref_kernel(OpId::Gemm)) GTEST_SKIP() << "no int8 Gemm kernel in this build";
   B b(13);
@@ -395,6 +467,37 @@ TEST(Quantize, GemmFoldsAlphaBetaAndQuantizesPerOutputRow) {
   EXPECT_EQ(wq2.quant.scale[0], m0 / 127.f);
 }
 
+TEST(Quantize, MatMulWeightsPerLastAxisAndTwoActivations) {
+  if (!has_quantized_ref_kernel(OpId::MatMul)) GTEST_SKIP() << "no int8 MatMul kernel in this build";
+  // q = x @ W (W [8, 6], constant), s = q @ k^T-like second MatMul of two activations
+  B b(13);
+  b.input("x", {1, 4, 8});
+  b.input("k", {1, 6, 5});
+  std::vector<float> w = random_values(48, -1.f, 1.f, 41);
+  b.init_f32("w", {8, 6}, w);
+  b.node("MatMul", {"x", "w"}, {"q"}, "proj");
+  b.node("MatMul", {"q", "k"}, {"s"}, "scores");
+  b.output("s");
+  Graph g = float_graph(b);
+  Ranges r = observe(g, 3, 8);
+  std::vector<ConvertReport::LayerPrecision> table;
+  ASSERT_OK(quantize_graph(g, r, QuantizeSettings{}, &table));
+  EXPECT_EQ(row(table, "proj")->precision, "int8") << row(table, "proj")->why;
+  EXPECT_EQ(row(table, "scores")->precision, "int8") << row(table, "scores")->why;
+  const Tensor& wq = g.tensor(node_named(g, "proj")->inputs[1]);
+  ASSERT_EQ(wq.dtype, DType::kI8);
+  ASSERT_EQ(wq.quant.scale.size(), 6u);
+  EXPECT_EQ(wq.quant.axis, 1);
+  for (int col = 0; col < 6; ++col) {
+    float m = 0.f;
+    for (int k = 0; k < 8; ++k) m = std::max(m, std::fabs(w[k * 6 + col]));
+    EXPECT_EQ(wq.quant.scale[col], m / 127.f) << col;
+  }
+  // both graph inputs are read only by int8 nodes
+  EXPECT_EQ(g.tensor(g.inputs[0].tensor).dtype, DType::kI8);
+  EXPECT_EQ(g.tensor(g.inputs[1].tensor).dtype, DType::kI8);
+}
+
 TEST(Quantize, AddConstantOperandGetsItsOwnPerTensorParameters) {
   if (!has_quantized_ref_kernel(OpId::Add)) GTEST_SKIP() << "no int8 Add kernel in this build";
   B b(13);
@@ -448,7 +551,10 @@ TEST(Quantize, PrepareSplitsActivationsTheInt8ComputeOpsCannotApply) {
   EXPECT_EQ(g.tensor(g.nodes[1].inputs[0]).name, "h_preact");
   EXPECT_EQ(g.tensor(g.nodes[1].outputs[0]).name, "h");  // the original tensor keeps its name
   EXPECT_EQ(g.nodes[2].attrs.get_string("fused_act", ""), "Relu");  // Relu stays fused
-  EXPECT_EQ(run_f32(g, {x}), before);
+  // the same function, computed by the HardSwish op instead of the fused form
+  std::vector<float> after = run_f32(g, {x});
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); ++i) EXPECT_NEAR(after[i], before[i], 1e-5f * (1.f + std::fabs(before[i]))) << i;
 }
 
 double cosine(const std::vector<float>& a, const std::vector<float>& b) {

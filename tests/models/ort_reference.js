@@ -1,14 +1,18 @@
 #!/usr/bin/env node
 /*
- * ort_reference.js - reference outputs from ONNX Runtime for the PP-OCR test models, and a cross-check
- * of the torchvision exports.
+ * ort_reference.js - reference outputs from ONNX Runtime for the PP-OCR test models and the QDQ
+ * (already-quantized) torchvision models, and a cross-check of the torchvision exports.
  *
  * Usage:
- *   node ort_reference.js WORK_DIR [--force]   write WORK_DIR/NAME.out.f32 for every PP-OCR model
+ *   node ort_reference.js WORK_DIR [--force]   write the reference outputs (below)
  *   node ort_reference.js WORK_DIR --check      compare ONNX Runtime with PyTorch on the torchvision models
  *
  * Reference mode reads WORK_DIR/NAME.onnx and WORK_DIR/NAME.in.f32 (raw little-endian float32, NCHW,
- * from render_ocr_inputs.py) and writes ONNX Runtime's output as WORK_DIR/NAME.out.f32 (same encoding).
+ * from render_ocr_inputs.py) and writes ONNX Runtime's output as WORK_DIR/NAME.out.f32 (same encoding)
+ * for every PP-OCR model NAME; and for the QDQ models (make_qdq.py) it runs WORK_DIR/NAME_qdq.onnx on
+ * the float model's input NAME.in.f32 and writes WORK_DIR/NAME_qdq.out.f32. ONNX Runtime runs a QDQ
+ * model with its default optimisations, i.e. with the Q/DQ pairs fused into its integer kernels
+ * (QLinearConv, QLinearAdd, QGemm, ...): the output a user of ONNX Runtime gets from that file.
  * An output newer than its model and input is left alone unless --force is given. ONNX Runtime runs
  * on one thread so the reference does not depend on how work is split.
  *
@@ -28,6 +32,8 @@ const OCR_MODELS = {
   ppocrv4_rec: [1, 3, 48, 320],
   ppocr_cls: [1, 3, 48, 192],
 };
+// Torchvision models that make_qdq.py turns into NAME_qdq.onnx (input "input", 1x3x224x224).
+const QDQ_MODELS = ['resnet18', 'mobilenet_v2'];
 const TORCHVISION_MODELS = ['resnet18', 'mobilenet_v2', 'mobilenet_v3_small', 'squeezenet1_1',
   'shufflenet_v2_x1_0', 'efficientnet_b0'];
 
@@ -80,10 +86,21 @@ function compare(got, want) {
 }
 
 async function writeReferences(ort, dir, force) {
+  const jobs = [];
   for (const [name, shape] of Object.entries(OCR_MODELS)) {
-    const model = path.join(dir, name + '.onnx');
-    const input = path.join(dir, name + '.in.f32');
-    const output = path.join(dir, name + '.out.f32');
+    jobs.push({ name, shape, model: name + '.onnx', input: name + '.in.f32', output: name + '.out.f32' });
+  }
+  for (const base of QDQ_MODELS) {
+    const name = base + '_qdq';
+    // float: PyTorch's output of the float model, printed next to the QDQ output as a sanity check.
+    jobs.push({ name, shape: [1, 3, 224, 224], model: name + '.onnx', input: base + '.in.f32',
+      output: name + '.out.f32', float: base + '.out.f32' });
+  }
+  for (const job of jobs) {
+    const { name, shape } = job;
+    const model = path.join(dir, job.model);
+    const input = path.join(dir, job.input);
+    const output = path.join(dir, job.output);
     for (const f of [model, input]) if (!fs.existsSync(f)) throw new Error(`${f} is missing`);
     if (!force && fs.existsSync(output) && mtime(output) >= Math.max(mtime(model), mtime(input))) {
       console.log(`${name}: up to date`);
@@ -96,6 +113,10 @@ async function writeReferences(ort, dir, force) {
     for (const v of y.data) { maxV = Math.max(maxV, v); minV = Math.min(minV, v); }
     console.log(`${name}: output ${y.dims.join('x')} in [${minV.toPrecision(3)}, ${maxV.toPrecision(3)}], ` +
       `${Date.now() - t0} ms -> ${output}`);
+    if (job.float && fs.existsSync(path.join(dir, job.float))) {
+      const r = compare(y.data, readF32(path.join(dir, job.float)));
+      console.log(`${name}: vs the float model (PyTorch) cosine ${r.cosine.toFixed(5)}`);
+    }
   }
 }
 

@@ -116,6 +116,16 @@ TEST(QuantShapeOpsRef, ReshapeFlattenSqueezeUnsqueeze) {
   expect_q8_out(run_q(OpId::Identity, A(), {x}, kQ), {1, 2, 3}, v, kQ);
 }
 
+TEST(QuantShapeOpsRef, DropoutCopiesAndKeepsAPlainMask) {
+  const std::vector<int8_t> v = {-128, -3, 0, 127};
+  OpResult r = run_op(OpId::Dropout, A(), {q8({2, 2}, v, kQ)}, 2, "ref", 1, {kQ, QuantParams()});
+  expect_q8_out(r, {2, 2}, v, kQ);
+  EXPECT_EQ(r.outputs[1].dtype, DType::kBool);
+  EXPECT_EQ(r.outputs[1].as<uint8_t>(), std::vector<uint8_t>(4, 1));
+  r = run_op(OpId::Dropout, A(), {q8({2, 2}, v, kQ)}, 1, "ref", 1, {qp(0.5f, 0)});
+  expect_invalid_model(r.status, "must carry the quantization parameters", "Dropout_under_test");
+}
+
 TEST(QuantDataMovementRef, TransposeSliceSplitGatherTileExpand) {
   // x = [[1, 2, 3], [4, 5, 6]]
   const TensorData x = q8({2, 3}, {1, 2, 3, 4, 5, 6}, kQ);

@@ -1,5 +1,5 @@
-// oneDNN INT8 kernels (onednn_conv_int8, onednn_gemm_int8, onednn_matmul_int8) must be BIT-EXACT
-// with the INT8 arithmetic of docs/numerics.md. Each case is checked against
+// oneDNN INT8 kernels (onednn_conv_int8, onednn_deconv_int8, onednn_gemm_int8, onednn_matmul_int8)
+// must be BIT-EXACT with the INT8 arithmetic of docs/numerics.md. Each case is checked against
 //   * a naive scalar implementation of the spec written here (int64 accumulation, then
 //     float(acc) * M -> round half to even -> + zp_y -> saturate -> Relu/Clip clamp), and
 //   * the quantized reference kernel ("ref_int8") when it is registered for the op,
@@ -10,7 +10,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -20,6 +23,8 @@
 
 #include "graph/ir.h"
 #include "kernels/kernel.h"
+#include "ops/op.h"
+#include "testutil/op_harness.h"
 
 #if defined(ORKNN_WITH_ONEDNN)
 #include "kernels/x86/int8_requant.h"
@@ -129,6 +134,8 @@ struct IsaGuard {
 
 // Checks kernel `fast` (all threads x ISA paths) against `want` and, if registered, "ref_int8".
 // Returns false if the fast kernel declined the node.
+int g_ref_comparisons = 0;  // cases also checked against ref_int8
+
 bool check_fast(const Graph& g, const Node& n, const std::string& fast, const std::vector<std::vector<int8_t>>& data,
                 const std::vector<int8_t>& want) {
   IsaGuard guard;
@@ -136,6 +143,7 @@ bool check_fast(const Graph& g, const Node& n, const std::string& fast, const st
     std::vector<int8_t> ref;
     std::string why;
     if (run_kernel(g, n, "ref_int8", 1, data, &ref, &why)) {
+      ++g_ref_comparisons;
       EXPECT_EQ(first_mismatch(ref, want), "") << "ref_int8 vs the naive spec";
     } else {
       ADD_FAILURE() << "ref_int8: " << why;
@@ -164,8 +172,13 @@ enum class Data {
   kRandom,   // full int8 range, random weights, scales that put most outputs in range
   kExtreme,  // inputs at the int8 ends, weights near +-127, zp_x = -128: accumulators beyond 2^24
   kTies,     // small values and power-of-two multipliers: many float(acc) * M exactly at k + 0.5
-  kSaturate  // large multipliers: most outputs saturate
+  kSaturate,  // large multipliers: most outputs saturate
+  // x close to zp_x = 124 and weights near 127: the true accumulator is small but oneDNN's u8
+  // intermediate sum((x + 128) * w) is far beyond 2^24, and power-of-two multipliers make the
+  // output sensitive to an accumulator off by one (catches a float32 pass inside oneDNN).
+  kBigIntermediate
 };
+constexpr int kBigIntermediateZp = 124;
 
 struct Quantized {
   float s_x = 0.05f, s_y = 1.f;
@@ -181,6 +194,9 @@ void make_data(Data kind, uint32_t seed, int zp_x, std::vector<int8_t>* x, std::
     switch (kind) {
       case Data::kExtreme: v = static_cast<int8_t>(uni(0, 3) == 0 ? uni(-128, 127) : 127 - uni(0, 2)); break;
       case Data::kTies: v = static_cast<int8_t>(std::max(-128, std::min(127, zp_x + uni(-6, 6)))); break;
+      case Data::kBigIntermediate:
+        v = static_cast<int8_t>(std::max(-128, std::min(127, zp_x + (uni(0, 9) == 0 ? uni(-3, 3) : 0))));
+        break;
       default: v = static_cast<int8_t>(uni(-128, 127)); break;
     }
   }
@@ -188,12 +204,14 @@ void make_data(Data kind, uint32_t seed, int zp_x, std::vector<int8_t>* x, std::
     switch (kind) {
       case Data::kExtreme: v = static_cast<int8_t>(uni(0, 5) == 0 ? uni(-127, 127) : 127 - uni(0, 3)); break;
       case Data::kTies: v = static_cast<int8_t>(uni(-3, 3)); break;
+      case Data::kBigIntermediate: v = static_cast<int8_t>(127 - uni(0, 3)); break;
       default: v = static_cast<int8_t>(uni(-127, 127)); break;
     }
   }
   for (auto& v : *bias) {
     switch (kind) {
       case Data::kTies: v = uni(-20, 20); break;
+      case Data::kBigIntermediate: v = uni(-300, 300); break;
       case Data::kExtreme: v = uni(-50000000, 50000000); break;
       default: v = uni(-30000, 30000); break;
     }
@@ -211,6 +229,18 @@ Quantized choose_scales(Data kind, const std::vector<int64_t>& acc, int64_t chan
     q.s_x = 0.5f;
     for (size_t c = 0; c < q.s_w.size(); ++c) q.s_w[c] = 1.f / static_cast<float>(1 << (c % 3));
     q.s_y = 1.f;
+    return q;
+  }
+  if (kind == Data::kBigIntermediate) {
+    // Powers of two throughout: M = (0.5 * s_w) / s_y is exact, with max |acc| * M about 64..128.
+    q.s_x = 0.5f;
+    double worst = 1;
+    for (size_t c = 0; c < q.s_w.size(); ++c) q.s_w[c] = 1.f / static_cast<float>(1 << (c % 3));
+    for (size_t i = 0; i < acc.size(); ++i) {
+      const size_t c = per_channel ? static_cast<size_t>((i / channel_stride_of_acc) % channels) : 0;
+      worst = std::max(worst, std::fabs(static_cast<double>(acc[i]) * q.s_x * q.s_w[c]));
+    }
+    q.s_y = std::ldexp(1.f, static_cast<int>(std::ceil(std::log2(worst / 128.0))));
     return q;
   }
   std::uniform_real_distribution<float> d(0.5f, 2.f);
@@ -258,6 +288,9 @@ struct ConvCase {
   SpecAct act;
   bool per_channel = true, bias = true;
   bool must_run = true;  // the fast kernel must accept it
+  bool transposed = false;        // ConvTranspose (weights [C, OC/G, k...])
+  bool big_u8_sums = true;        // kBigIntermediate: the u8 sums must exceed 2^24
+  std::vector<int64_t> out_pad;  // ConvTranspose output_padding
 };
 
 void run_conv_case(const ConvCase& cs, uint32_t seed) {
@@ -265,12 +298,17 @@ void run_conv_case(const ConvCase& cs, uint32_t seed) {
   const size_t sp = cs.x.size() - 2;
   const int64_t n_b = cs.x[0], c_in = cs.x[1], oc = cs.oc, grp = cs.group;
   const int64_t cg = c_in / grp, og = oc / grp;
-  Shape wshape = {oc, cg};
+  Shape wshape = cs.transposed ? Shape{c_in, og} : Shape{oc, cg};
   for (int64_t v : cs.k) wshape.push_back(v);
   Shape yshape = {n_b, oc};
   for (size_t i = 0; i < sp; ++i) {
     const int64_t ext = (cs.k[i] - 1) * cs.dil[i] + 1;
-    yshape.push_back((cs.x[2 + i] + cs.pads[i] + cs.pads[sp + i] - ext) / cs.strides[i] + 1);
+    if (cs.transposed) {
+      const int64_t op = cs.out_pad.empty() ? 0 : cs.out_pad[i];
+      yshape.push_back(cs.strides[i] * (cs.x[2 + i] - 1) + op + ext - cs.pads[i] - cs.pads[sp + i]);
+    } else {
+      yshape.push_back((cs.x[2 + i] + cs.pads[i] + cs.pads[sp + i] - ext) / cs.strides[i] + 1);
+    }
   }
   std::vector<int8_t> x(static_cast<size_t>(shape_numel(cs.x))), w(static_cast<size_t>(shape_numel(wshape)));
   std::vector<int32_t> bias(static_cast<size_t>(oc));
@@ -291,47 +329,69 @@ void run_conv_case(const ConvCase& cs, uint32_t seed) {
   }
   const int64_t opix = out[0] * out[1] * out[2], ipix = in[0] * in[1] * in[2], taps = ks[0] * ks[1] * ks[2];
   std::vector<int64_t> acc(static_cast<size_t>(n_b * oc * opix));
+  int64_t max_u8_sum = 0;  // largest sum((x + 128) * w): what a u8 x s8 product sum reaches
   for (int64_t b = 0; b < n_b; ++b)
     for (int64_t o = 0; o < oc; ++o)
       for (int64_t od = 0; od < out[0]; ++od)
         for (int64_t oh = 0; oh < out[1]; ++oh)
           for (int64_t ow = 0; ow < out[2]; ++ow) {
-            int64_t s = cs.bias ? bias[static_cast<size_t>(o)] : 0;
+            int64_t s = cs.bias ? bias[static_cast<size_t>(o)] : 0, u8_sum = 0;
             const int64_t g = o / og;
             for (int64_t ci = 0; ci < cg; ++ci)
               for (int64_t kd = 0; kd < ks[0]; ++kd)
                 for (int64_t kh = 0; kh < ks[1]; ++kh)
                   for (int64_t kw = 0; kw < ks[2]; ++kw) {
-                    const int64_t id = od * st[0] - pb[0] + kd * dl[0];
-                    const int64_t ih = oh * st[1] - pb[1] + kh * dl[1];
-                    const int64_t iw = ow * st[2] - pb[2] + kw * dl[2];
+                    int64_t id, ih, iw;
+                    if (cs.transposed) {  // output o receives input i when o + pad = i * stride + t * dilation
+                      const int64_t qd = od + pb[0] - kd * dl[0], qh = oh + pb[1] - kh * dl[1],
+                                    qw = ow + pb[2] - kw * dl[2];
+                      if (qd < 0 || qh < 0 || qw < 0 || qd % st[0] || qh % st[1] || qw % st[2]) continue;
+                      id = qd / st[0];
+                      ih = qh / st[1];
+                      iw = qw / st[2];
+                    } else {
+                      id = od * st[0] - pb[0] + kd * dl[0];
+                      ih = oh * st[1] - pb[1] + kh * dl[1];
+                      iw = ow * st[2] - pb[2] + kw * dl[2];
+                    }
                     if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1] || iw < 0 || iw >= in[2]) continue;
                     const int64_t xv = x[static_cast<size_t>(((b * c_in + g * cg + ci) * in[0] + id) * in[1] * in[2] +
                                                              ih * in[2] + iw)];
-                    const int64_t wv = w[static_cast<size_t>(((o * cg + ci) * taps) + (kd * ks[1] + kh) * ks[2] + kw)];
+                    const int64_t w_block = cs.transposed ? (g * cg + ci) * og + o % og : o * cg + ci;
+                    const int64_t wv = w[static_cast<size_t>(w_block * taps + (kd * ks[1] + kh) * ks[2] + kw)];
                     s += (xv - cs.zp_x) * wv;
+                    u8_sum += (xv + 128) * wv;
                   }
+            max_u8_sum = std::max<int64_t>(max_u8_sum, std::llabs(u8_sum));
             acc[static_cast<size_t>((b * oc + o) * opix + (od * out[1] + oh) * out[2] + ow)] = s;
           }
   (void)ipix;
   const Quantized q = choose_scales(cs.data, acc, oc, opix, cs.per_channel, seed + 1);
   std::vector<int8_t> want(acc.size());
+  int64_t ties = 0, beyond_2_24 = 0;
   for (size_t i = 0; i < acc.size(); ++i) {
     const size_t c = (i / static_cast<size_t>(opix)) % static_cast<size_t>(oc);
     const float sw = q.s_w.size() == 1 ? q.s_w[0] : q.s_w[c];
     const float m = (q.s_x * sw) / q.s_y;
     want[i] = spec_requant(acc[i], m, cs.zp_y, cs.act, q.s_y);
+    const float v = static_cast<float>(acc[i]) * m;
+    if (v - std::floor(v) == 0.5f && std::fabs(v) < 128.f) ++ties;
+    if (std::llabs(acc[i]) > (1 << 24)) ++beyond_2_24;
   }
+  if (cs.data == Data::kTies) EXPECT_GT(ties, 20) << "the ties case has too few exact .5 products";
+  if (cs.data == Data::kExtreme) EXPECT_GT(beyond_2_24, 0) << "the large-accumulator case stays below 2^24";
+  if (cs.data == Data::kBigIntermediate && cs.big_u8_sums)
+    EXPECT_GT(max_u8_sum, 1 << 24) << "the u8 sums stay below 2^24";
 
   Graph g;
   g.precision = FloatPrecision::kFp32;
   Node n;
   n.name = "conv_int8_" + cs.label;
-  n.op = OpId::Conv;
+  n.op = cs.transposed ? OpId::ConvTranspose : OpId::Conv;
   const int xi = g.add_tensor("x", cs.x, DType::kI8);
   g.tensor(xi).quant = per_tensor_q(q.s_x, cs.zp_x);
   const int wi = g.add_const("w", wshape, DType::kI8, w.data(), w.size());
-  g.tensor(wi).quant = weight_q(q.s_w, 0);
+  g.tensor(wi).quant = weight_q(q.s_w, cs.transposed ? 1 : 0);
   n.inputs = {xi, wi};
   if (cs.bias) {
     const int bi = g.add_const("b", {oc}, DType::kI32, bias.data(), bias.size() * sizeof(int32_t));
@@ -348,10 +408,13 @@ void run_conv_case(const ConvCase& cs, uint32_t seed) {
   n.attrs.set_ints("pads", cs.pads);
   n.attrs.set_int("group", cs.group);
   n.attrs.set_string("auto_pad", "NOTSET");
+  if (cs.transposed) n.attrs.set_ints("output_padding", cs.out_pad.empty() ? std::vector<int64_t>(sp, 0) : cs.out_pad);
   set_act(n, cs.act);
 
-  const bool ran = check_fast(g, n, "onednn_conv_int8", {x}, want);
-  if (cs.must_run) EXPECT_TRUE(ran) << "onednn_conv_int8 declined the node";
+  const std::string fast = cs.transposed ? "onednn_deconv_int8" : "onednn_conv_int8";
+  const bool ran = check_fast(g, n, fast, {x}, want);
+  if (cs.must_run) EXPECT_TRUE(ran) << fast << " declined the node";
+  if (!ran) std::printf("  [info] %s: %s declined the node\n", cs.label.c_str(), fast.c_str());
 }
 
 ConvCase conv2d(const std::string& label, Shape x, int64_t oc, int64_t group, int64_t k, int64_t stride, int64_t pad,
@@ -470,6 +533,17 @@ std::vector<ConvCase> conv_cases() {
     c.must_run = false;
     v.push_back(c);
   }
+  for (const ConvCase& base : {conv2d("big_intermediate", {1, 512, 6, 6}, 40, 1, 3, 1, 1),
+                               conv2d("big_intermediate_pointwise", {1, 1024, 5, 5}, 24, 1, 1, 1, 0),
+                               conv2d("big_intermediate_grouped7x7", {1, 64, 9, 9}, 64, 4, 7, 1, 3),
+                               conv2d("big_intermediate_depthwise_25x25", {1, 16, 26, 26}, 16, 16, 25, 1, 12)}) {
+    ConvCase c = base;
+    c.data = Data::kBigIntermediate;
+    c.zp_x = kBigIntermediateZp;
+    c.zp_y = -3;
+    c.must_run = c.group == 1;
+    v.push_back(c);
+  }
   {
     ConvCase c = conv2d("saturate", {1, 32, 8, 8}, 32, 1, 3, 1, 1);
     c.data = Data::kSaturate;
@@ -505,10 +579,342 @@ std::vector<ConvCase> conv_cases() {
   return v;
 }
 
+std::vector<ConvCase> deconv_cases() {
+  std::vector<ConvCase> v;
+  auto deconv = [](const std::string& label, Shape x, int64_t oc, int64_t group, int64_t k, int64_t stride,
+                   int64_t pad) {
+    ConvCase c = conv2d(label, std::move(x), oc, group, k, stride, pad);
+    c.transposed = true;
+    c.per_channel = group == 1;  // per-channel ConvTranspose weights only with one group
+    return c;
+  };
+  v.push_back(deconv("upsample_k4_s2", {1, 32, 9, 10}, 24, 1, 4, 2, 1));
+  v.push_back(deconv("k2_s2_db_head", {1, 64, 8, 8}, 16, 1, 2, 2, 0));
+  {
+    ConvCase c = deconv("out_pad_asym", {1, 16, 7, 6}, 20, 1, 3, 2, 1);
+    c.out_pad = {1, 0};
+    c.pads = {1, 0, 2, 1};
+    c.zp_x = 45;
+    c.zp_y = -100;
+    v.push_back(c);
+  }
+  v.push_back(deconv("grouped", {1, 32, 6, 6}, 16, 4, 3, 2, 1));
+  v.push_back(deconv("depthwise", {1, 24, 6, 6}, 24, 24, 4, 2, 1));
+  {
+    ConvCase c = deconv("dilated_relu", {1, 16, 6, 7}, 16, 1, 3, 1, 2);
+    c.dil = {2, 2};
+    c.act.name = "Relu";
+    v.push_back(c);
+  }
+  {
+    ConvCase c = deconv("stride3_clip_ties", {1, 8, 5, 5}, 12, 1, 5, 3, 1);
+    c.data = Data::kTies;
+    c.act = {"Clip", -2.f, 3.f};
+    v.push_back(c);
+  }
+  {
+    ConvCase c = deconv("no_bias_batch2", {2, 12, 5, 5}, 8, 1, 3, 1, 0);
+    c.bias = false;
+    v.push_back(c);
+  }
+  {
+    ConvCase c = deconv("big_intermediate", {1, 600, 4, 4}, 16, 1, 3, 1, 1);
+    c.data = Data::kBigIntermediate;
+    c.zp_x = kBigIntermediateZp;
+    c.must_run = false;  // oneDNN's deconvolution converts through float: declined beyond 2^24
+    v.push_back(c);
+  }
+  {
+    // Stride 2, 4x4 kernel: one output sees only one of the 4 tap phases, 4 x 128 products at most
+    // (255 * 127 * 512 < 2^24) while all taps together would pass 2^24: the phase bound accepts it.
+    ConvCase c = deconv("phase_bound", {1, 128, 5, 5}, 16, 1, 4, 2, 1);
+    c.data = Data::kBigIntermediate;
+    c.zp_x = kBigIntermediateZp;
+    c.big_u8_sums = false;
+    v.push_back(c);
+  }
+  {
+    ConvCase c;
+    c.label = "deconv1d";
+    c.transposed = true;
+    c.x = {1, 10, 17};
+    c.oc = 6;
+    c.k = {4};
+    c.strides = {2};
+    c.dil = {1};
+    c.pads = {1, 2};
+    c.out_pad = {1};
+    v.push_back(c);
+  }
+  {
+    ConvCase c;
+    c.label = "deconv3d";
+    c.transposed = true;
+    c.x = {1, 8, 3, 4, 5};
+    c.oc = 8;
+    c.k = {2, 2, 2};
+    c.strides = {2, 2, 2};
+    c.dil = {1, 1, 1};
+    c.pads = {0, 0, 0, 0, 0, 0};
+    v.push_back(c);
+  }
+  return v;
+}
+
+TEST(Int8FastVsRef, ConvTranspose) {
+  if (!has_kernel(OpId::ConvTranspose, "onednn_deconv_int8")) GTEST_SKIP() << "onednn_deconv_int8 not built";
+  uint32_t seed = 300;
+  g_ref_comparisons = 0;
+  for (const ConvCase& c : deconv_cases()) run_conv_case(c, seed++);
+  std::printf("  [info] %d cases also compared with ref_int8\n", g_ref_comparisons);
+}
+
 TEST(Int8FastVsRef, Conv) {
   if (!has_kernel(OpId::Conv, "onednn_conv_int8")) GTEST_SKIP() << "onednn_conv_int8 not built";
   uint32_t seed = 100;
+  g_ref_comparisons = 0;
   for (const ConvCase& c : conv_cases()) run_conv_case(c, seed++);
+  std::printf("  [info] %d cases also compared with ref_int8\n", g_ref_comparisons);
+}
+
+// ------------------------------------------------------------------ Gemm and MatMul
+
+struct FcCase {
+  std::string label;
+  OpId op = OpId::Gemm;
+  Shape a;  // Gemm: [M, K]; MatMul: any rank >= 1, K last
+  int64_t n = 0;
+  bool trans_b = false, bias = true, per_channel = true;
+  int zp_x = -5, zp_y = 9;
+  Data data = Data::kRandom;
+  SpecAct act;
+};
+
+void run_fc_case(const FcCase& cs, uint32_t seed) {
+  SCOPED_TRACE(cs.label);
+  const int64_t k = cs.a.back(), n = cs.n, m = shape_numel(cs.a) / k;
+  const bool gemm = cs.op == OpId::Gemm;
+  const Shape bshape = cs.trans_b ? Shape{n, k} : Shape{k, n};
+  Shape yshape;
+  if (gemm) {
+    yshape = {m, n};
+  } else {
+    yshape.assign(cs.a.begin(), cs.a.end() - 1);
+    yshape.push_back(n);
+  }
+  std::vector<int8_t> a(static_cast<size_t>(m * k)), w(static_cast<size_t>(k * n));
+  std::vector<int32_t> bias(static_cast<size_t>(n));
+  make_data(cs.data, seed, cs.zp_x, &a, &w, &bias);
+  const bool with_bias = gemm && cs.bias;
+  std::vector<int64_t> acc(static_cast<size_t>(m * n));
+  int64_t max_u8_sum = 0;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t s = with_bias ? bias[static_cast<size_t>(j)] : 0, u8_sum = 0;
+      for (int64_t t = 0; t < k; ++t) {
+        const int64_t av = a[static_cast<size_t>(i * k + t)];
+        const int64_t wv = w[static_cast<size_t>(cs.trans_b ? j * k + t : t * n + j)];
+        s += (av - cs.zp_x) * wv;
+        u8_sum += (av + 128) * wv;
+      }
+      acc[static_cast<size_t>(i * n + j)] = s;
+      max_u8_sum = std::max<int64_t>(max_u8_sum, std::llabs(u8_sum));
+    }
+  if (cs.data == Data::kBigIntermediate) EXPECT_GT(max_u8_sum, 1 << 24) << "the u8 sums stay below 2^24";
+  const Quantized q = choose_scales(cs.data, acc, n, 1, cs.per_channel, seed + 1);
+  std::vector<int8_t> want(acc.size());
+  for (size_t i = 0; i < acc.size(); ++i) {
+    const float sw = q.s_w.size() == 1 ? q.s_w[0] : q.s_w[i % static_cast<size_t>(n)];
+    want[i] = spec_requant(acc[i], (q.s_x * sw) / q.s_y, cs.zp_y, cs.act, q.s_y);
+  }
+
+  Graph g;
+  g.precision = FloatPrecision::kFp32;
+  Node node;
+  node.name = std::string(gemm ? "gemm_int8_" : "matmul_int8_") + cs.label;
+  node.op = cs.op;
+  const int ai = g.add_tensor("a", cs.a, DType::kI8);
+  g.tensor(ai).quant = per_tensor_q(q.s_x, cs.zp_x);
+  const int wi = g.add_const("b", bshape, DType::kI8, w.data(), w.size());
+  g.tensor(wi).quant = weight_q(q.s_w, cs.trans_b ? 0 : 1);
+  node.inputs = {ai, wi};
+  if (with_bias) {
+    const int bi = g.add_const("c", {n}, DType::kI32, bias.data(), bias.size() * sizeof(int32_t));
+    g.tensor(bi).quant = weight_q(q.s_w, 0);
+    for (auto& s : g.tensor(bi).quant.scale) s *= q.s_x;
+    node.inputs.push_back(bi);
+  }
+  const int yi = g.add_tensor("y", yshape, DType::kI8);
+  g.tensor(yi).quant = per_tensor_q(q.s_y, cs.zp_y);
+  node.outputs = {yi};
+  if (gemm) {
+    node.attrs.set_int("transA", 0);
+    node.attrs.set_int("transB", cs.trans_b ? 1 : 0);
+    node.attrs.set_float("alpha", 1.f);
+    node.attrs.set_float("beta", 1.f);
+  }
+  set_act(node, cs.act);
+  const std::string fast = gemm ? "onednn_gemm_int8" : "onednn_matmul_int8";
+  EXPECT_TRUE(check_fast(g, node, fast, {a}, want)) << fast << " declined the node";
+}
+
+std::vector<FcCase> fc_cases() {
+  std::vector<FcCase> v;
+  auto gemm = [](const std::string& label, int64_t m, int64_t k, int64_t n, bool trans_b) {
+    FcCase c;
+    c.label = label;
+    c.a = {m, k};
+    c.n = n;
+    c.trans_b = trans_b;
+    return c;
+  };
+  v.push_back(gemm("fc1000", 1, 2048, 1000, true));
+  {
+    FcCase c = gemm("tails_relu", 7, 33, 19, false);
+    c.zp_x = 77;
+    c.zp_y = -31;
+    c.act.name = "Relu";
+    v.push_back(c);
+  }
+  {
+    FcCase c = gemm("clip_per_tensor", 4, 64, 40, true);
+    c.per_channel = false;
+    c.act = {"Clip", -0.25f, 0.5f};
+    v.push_back(c);
+  }
+  {
+    FcCase c = gemm("ties", 5, 40, 24, true);
+    c.data = Data::kTies;
+    c.zp_x = 1;
+    v.push_back(c);
+  }
+  {
+    FcCase c = gemm("big_intermediate", 3, 4096, 70, true);
+    c.data = Data::kBigIntermediate;
+    c.zp_x = kBigIntermediateZp;
+    v.push_back(c);
+  }
+  {
+    FcCase c = gemm("large_acc", 2, 2048, 33, false);
+    c.data = Data::kExtreme;
+    c.zp_x = -128;
+    v.push_back(c);
+  }
+  {
+    FcCase c = gemm("no_bias_saturate", 9, 100, 50, false);
+    c.bias = false;
+    c.data = Data::kSaturate;
+    v.push_back(c);
+  }
+  v.push_back(gemm("rows64", 64, 256, 130, true));
+  auto matmul = [](const std::string& label, Shape a, int64_t n) {
+    FcCase c;
+    c.label = label;
+    c.op = OpId::MatMul;
+    c.a = std::move(a);
+    c.n = n;
+    return c;
+  };
+  v.push_back(matmul("3d", {2, 3, 50}, 37));
+  v.push_back(matmul("1d", {64}, 10));
+  {
+    FcCase c = matmul("big_intermediate", {4, 3000}, 17);
+    c.data = Data::kBigIntermediate;
+    c.zp_x = kBigIntermediateZp;
+    v.push_back(c);
+  }
+  {
+    FcCase c = matmul("clip_ties", {3, 8, 48}, 16);
+    c.data = Data::kTies;
+    c.act = {"Clip", -3.f, 2.5f};
+    v.push_back(c);
+  }
+  return v;
+}
+
+TEST(Int8FastVsRef, GemmMatMul) {
+  if (!has_kernel(OpId::Gemm, "onednn_gemm_int8")) GTEST_SKIP() << "onednn_gemm_int8 not built";
+  uint32_t seed = 500;
+  g_ref_comparisons = 0;
+  for (const FcCase& c : fc_cases()) run_fc_case(c, seed++);
+  std::printf("  [info] %d cases also compared with ref_int8\n", g_ref_comparisons);
+}
+
+// Through infer and the kernel registry (tests/testutil/op_harness.h): the best kernel for a
+// quantized node is the oneDNN one, and its bytes equal the reference kernel's.
+TEST(Int8FastVsRef, ThroughInferAndRegistry) {
+  if (!has_kernel(OpId::Conv, "ref_int8") || !has_kernel(OpId::Gemm, "ref_int8"))
+    GTEST_SKIP() << "quantized reference kernels not built";
+  using test::TensorData;
+  std::mt19937 rng(3);
+  auto bytes = [&](size_t n, int lo, int hi) {
+    std::vector<int8_t> v(n);
+    for (auto& x : v) x = static_cast<int8_t>(std::uniform_int_distribution<int>(lo, hi)(rng));
+    return v;
+  };
+  auto bias_tensor = [&](int64_t n) {  // a constant int32 vector
+    TensorData d;
+    d.shape = {n};
+    d.dtype = DType::kI32;
+    d.is_const = true;
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t v = std::uniform_int_distribution<int>(-5000, 5000)(rng);
+      const uint8_t* p = reinterpret_cast<const uint8_t*>(&v);
+      d.bytes.insert(d.bytes.end(), p, p + sizeof(v));
+    }
+    return d;
+  };
+  struct Case { OpId op; Attrs attrs; std::vector<TensorData> in; std::string fast; };
+  std::vector<Case> cases;
+  {
+    Case c{OpId::Conv, {}, {}, "onednn_conv_int8"};
+    c.attrs.set_string("auto_pad", "SAME_UPPER");
+    c.attrs.set_ints("strides", {2, 2});
+    c.attrs.set_string("fused_act", "Relu");
+    TensorData x = TensorData::of<int8_t>({1, 24, 15, 16}, bytes(24 * 15 * 16, -128, 127), DType::kI8);
+    x.quant = per_tensor_q(0.03f, 7);
+    TensorData w = TensorData::of<int8_t>({40, 24, 3, 3}, bytes(40 * 24 * 9, -127, 127), DType::kI8, true);
+    std::vector<float> sw(40);
+    for (size_t i = 0; i < sw.size(); ++i) sw[i] = 0.002f + 0.0001f * static_cast<float>(i);
+    w.quant = weight_q(sw, 0);
+    TensorData b = bias_tensor(40);
+    c.in = {x, w, b};
+    cases.push_back(c);
+  }
+  {
+    Case c{OpId::Gemm, {}, {}, "onednn_gemm_int8"};
+    c.attrs.set_int("transB", 1);
+    TensorData a = TensorData::of<int8_t>({3, 300}, bytes(3 * 300, -128, 127), DType::kI8);
+    a.quant = per_tensor_q(0.05f, -20);
+    TensorData w = TensorData::of<int8_t>({70, 300}, bytes(70 * 300, -127, 127), DType::kI8, true);
+    w.quant = weight_q(std::vector<float>(70, 0.001f), 0);
+    TensorData b = bias_tensor(70);
+    c.in = {a, w, b};
+    cases.push_back(c);
+  }
+  {
+    Case c{OpId::MatMul, {}, {}, "onednn_matmul_int8"};
+    TensorData a = TensorData::of<int8_t>({2, 5, 64}, bytes(2 * 5 * 64, -128, 127), DType::kI8);
+    a.quant = per_tensor_q(0.05f, 3);
+    TensorData w = TensorData::of<int8_t>({64, 33}, bytes(64 * 33, -127, 127), DType::kI8, true);
+    w.quant = weight_q(std::vector<float>(33, 0.004f), 1);
+    c.in = {a, w};
+    cases.push_back(c);
+  }
+  for (const Case& c : cases) {
+    SCOPED_TRACE(op_name(c.op));
+    const std::vector<QuantParams> out_q = {per_tensor_q(0.4f, -9)};
+    test::OpResult ref = test::run_op(c.op, c.attrs, c.in, 1, "ref", 1, out_q);
+    ASSERT_TRUE(ref.status.ok()) << ref.status.message();
+    EXPECT_EQ(ref.kernel_name, "ref_int8");
+    for (int threads : {1, 2}) {
+      test::OpResult best = test::run_op(c.op, c.attrs, c.in, 1, "", threads, out_q);
+      ASSERT_TRUE(best.status.ok()) << best.status.message();
+      EXPECT_EQ(best.kernel_name, c.fast);
+      ASSERT_EQ(best.outputs.at(0).dtype, DType::kI8);
+      EXPECT_EQ(first_mismatch(best.outputs.at(0).as<int8_t>(), ref.outputs.at(0).as<int8_t>()), "");
+    }
+  }
 }
 
 // ------------------------------------------------------------------ requantization helpers
@@ -555,6 +961,85 @@ TEST(Int8FastVsRef, RequantHelpersMatchScalar) {
     for (int64_t px = 0; px < pixels; ++px)
       for (int64_t c = 0; c < channels; ++c) ASSERT_EQ(cl[px * channels + c], uint8_t(x8[c * pixels + px] + 128));
     for (size_t i = 0; i < x8.size(); ++i) ASSERT_EQ(flat[i], uint8_t(x8[i] + 128));
+  }
+}
+
+// ------------------------------------------------------------------ throughput (not a test)
+
+// Time per run of a prepared kernel, best of several 0.3 s rounds.
+double seconds_per_run(Kernel& k, const KernelContext& ctx) {
+  double best = 1e30;
+  for (int round = 0; round < 3; ++round) {
+    int runs = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    double el = 0;
+    do {
+      k.run(ctx);
+      ++runs;
+      el = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    } while (el < 0.3);
+    best = std::min(best, el / runs);
+  }
+  return best;
+}
+
+// Int8 vs fp32 oneDNN convolution on a ResNet-like layer (1x64x56x56, 64 out, 3x3, pad 1), whole
+// kernel run (NCHW in and out, reorders/packing and requantization included), 1 thread.
+// Run with --gtest_also_run_disabled_tests --gtest_filter='*Throughput*'.
+TEST(Int8FastVsRef, DISABLED_ConvThroughput) {
+  const int threads = std::getenv("BENCH_THREADS") ? std::atoi(std::getenv("BENCH_THREADS")) : 1;
+  struct Layer { const char* name; int64_t c, hw, oc, k, stride, pad, group; };
+  const Layer layers[] = {{"resnet 64x56x56 -> 64, 3x3", 64, 56, 64, 3, 1, 1, 1},
+                          {"resnet 256x14x14 -> 256, 3x3", 256, 14, 256, 3, 1, 1, 1},
+                          {"pointwise 128x28x28 -> 512, 1x1", 128, 28, 512, 1, 1, 0, 1},
+                          {"depthwise 144x56x56, 3x3", 144, 56, 144, 3, 1, 1, 144}};
+  for (const Layer& L : layers) {
+    const int64_t cg = L.c / L.group;
+    const int64_t oh = (L.hw + 2 * L.pad - L.k) / L.stride + 1;
+    const double ops = 2.0 * L.oc * cg * L.k * L.k * oh * oh;
+    double t[2] = {0, 0};
+    for (int quant = 0; quant < 2; ++quant) {
+      Graph g;
+      g.precision = FloatPrecision::kFp32;
+      Node n;
+      n.op = OpId::Conv;
+      n.name = "bench";
+      const DType dt = quant ? DType::kI8 : DType::kF32;
+      const size_t es = quant ? 1 : 4;
+      std::vector<uint8_t> wbytes(static_cast<size_t>(L.oc * cg * L.k * L.k) * es, 1);
+      const int xi = g.add_tensor("x", {1, L.c, L.hw, L.hw}, dt);
+      const int wi = g.add_const("w", {L.oc, cg, L.k, L.k}, dt, wbytes.data(), wbytes.size());
+      const int yi = g.add_tensor("y", {1, L.oc, oh, oh}, dt);
+      if (quant) {
+        g.tensor(xi).quant = per_tensor_q(0.02f, 3);
+        g.tensor(wi).quant = weight_q(std::vector<float>(static_cast<size_t>(L.oc), 0.01f), 0);
+        g.tensor(yi).quant = per_tensor_q(0.05f, -2);
+      }
+      n.inputs = {xi, wi};
+      n.outputs = {yi};
+      n.attrs.set_ints("kernel_shape", {L.k, L.k});
+      n.attrs.set_ints("strides", {L.stride, L.stride});
+      n.attrs.set_ints("dilations", {1, 1});
+      n.attrs.set_ints("pads", {L.pad, L.pad, L.pad, L.pad});
+      n.attrs.set_int("group", L.group);
+      const std::string name = quant ? "onednn_conv_int8" : "onednn_conv_f32";
+      const KernelEntry* e = nullptr;
+      for (const KernelEntry* k : kernels_for(OpId::Conv))
+        if (name == k->name && (!k->supports || k->supports(g, n))) e = k;
+      ASSERT_NE(e, nullptr) << name;
+      std::unique_ptr<Kernel> k = e->create();
+      std::vector<uint8_t> xb(g.tensor(xi).nbytes(), 1), yb(g.tensor(yi).nbytes());
+      KernelContext ctx;
+      ctx.graph = &g;
+      ctx.node = &n;
+      ctx.num_threads = threads;
+      ctx.inputs = {xb.data(), g.tensor(wi).data.ptr};
+      ctx.outputs = {yb.data()};
+      ASSERT_TRUE(k->prepare(ctx).ok());
+      t[quant] = seconds_per_run(*k, ctx);
+    }
+    std::printf("%-34s threads=%d  fp32 %.3f ms %.1f GFLOPS | int8 %.3f ms %.1f GOPS | x%.2f\n", L.name, threads,
+                t[0] * 1e3, ops / t[0] * 1e-9, t[1] * 1e3, ops / t[1] * 1e-9, t[0] / t[1]);
   }
 }
 

@@ -216,7 +216,7 @@ TEST(QuantPoolInfer, OutputDtypeAndParamsAndIdempotence) {
   Node n;
   n.name = "avg_q";
   n.op = OpId::AveragePool;
-  n.attrs = A().ints("kernel_shape", {2, 2}).s("auto_pad", "SAME_UPPER");
+  n.attrs = A().ints("kernel_shape", {2, 2}).ints("strides", {2, 2}).s("auto_pad", "SAME_UPPER");
   const int x = g.add_tensor("x", {1, 2, 5, 5}, DType::kI8);
   const int y = g.add_tensor("y", {}, DType::kF32);  // dtype comes from infer
   g.tensor(x).quant = qp(0.1f, 3);

@@ -63,6 +63,9 @@ Status try_fold_node(Graph& g, const Node& n, bool* folded) {
     *folded = fold_shape(g, n);
     return Status::Ok();
   }
+  // DequantizeLinear of a constant (QDQ weights and biases) stays: the quantizer reads the int8
+  // values and parameters it feeds (converter/quant/qdq_import.h).
+  if (n.op == OpId::DequantizeLinear) return Status::Ok();
   for (int t : n.inputs)
     if (t >= 0 && !g.tensor(t).is_const()) return Status::Ok();
 

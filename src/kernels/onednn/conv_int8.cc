@@ -13,10 +13,21 @@
 //      straight into the NCHW int8 output (the transposition is part of the requantization pass).
 //
 // 1-D convolutions run as 2-D ones with height 1.
+//
+// ConvTranspose runs on oneDNN's deconvolution the same way, except for the padding: a transposed
+// convolution has no input padding (its pads crop the output), and the taps missing at the
+// borders make sum(w) over the contributing taps depend on the output position. So the
+// compensation is a map comp[pixel][c] = bias_q[c] - zp_u8 * deconv(ones)[pixel][c], computed at
+// prepare by running the primitive once on an all-ones input (exact: |deconv(ones)| is at most
+// 1/255 of the worst case the implementation was chosen for, deconv_weight_sums()).
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "kernels/onednn/int8_common.h"
@@ -34,7 +45,9 @@ struct ConvInt8Geometry {
   int spatial = 0;  // ONNX spatial rank, 1..3
   int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, kernel[3] = {1, 1, 1};
   int64_t stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1}, pad_begin[3] = {0, 0, 0}, pad_end[3] = {0, 0, 0};
-  int64_t padded[3] = {1, 1, 1};  // input size including the padding
+  int64_t padded[3] = {1, 1, 1};     // size of the packed u8 input (Conv: including the padding)
+  int64_t pack_pad[3] = {0, 0, 0};   // where the input starts inside it (Conv: pad_begin, else 0)
+  bool transposed = false;           // ConvTranspose
   bool valid = false;
 
   int64_t out_pixels() const { return out[0] * out[1] * out[2]; }
@@ -47,8 +60,9 @@ struct ConvInt8Geometry {
   }
 };
 
-ConvInt8Geometry conv_int8_geometry(const Graph& g, const Node& n) {
+ConvInt8Geometry conv_int8_geometry(const Graph& g, const Node& n, bool transposed) {
   ConvInt8Geometry geo;
+  geo.transposed = transposed;
   if (n.inputs.size() < 2 || n.inputs.size() > 3 || n.outputs.size() != 1 || n.outputs[0] < 0) return geo;
   const Tensor* x = g.input(n, 0);
   const Tensor* w = g.input(n, 1);
@@ -61,10 +75,12 @@ ConvInt8Geometry conv_int8_geometry(const Graph& g, const Node& n) {
   const std::vector<int64_t> strides = n.attrs.get_ints("strides", std::vector<int64_t>(sp, 1));
   const std::vector<int64_t> dil = n.attrs.get_ints("dilations", std::vector<int64_t>(sp, 1));
   const std::vector<int64_t> pads = n.attrs.get_ints("pads", std::vector<int64_t>(2 * sp, 0));
+  const std::vector<int64_t> out_pad = n.attrs.get_ints("output_padding", std::vector<int64_t>(sp, 0));
   const std::string auto_pad = n.attrs.get_string("auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID") return geo;  // infer resolves SAME_* into pads
+  if (transposed && n.attrs.has("output_shape")) return geo;     // infer turns it into pads
   if (group < 1 || strides.size() != static_cast<size_t>(sp) || dil.size() != static_cast<size_t>(sp) ||
-      pads.size() != static_cast<size_t>(2 * sp))
+      pads.size() != static_cast<size_t>(2 * sp) || out_pad.size() != static_cast<size_t>(sp))
     return geo;
   for (int64_t d : x->shape)
     if (d < 1) return geo;
@@ -72,10 +88,13 @@ ConvInt8Geometry conv_int8_geometry(const Graph& g, const Node& n) {
     if (d < 1) return geo;
   geo.batch = x->shape[0];
   geo.c_in = x->shape[1];
-  geo.c_out = w->shape[0];
   geo.group = group;
   geo.spatial = sp;
-  if (geo.c_in % group || geo.c_out % group || w->shape[1] * group != geo.c_in) return geo;
+  // Conv weights [OC, IC/G, k...]; ConvTranspose weights [IC, OC/G, k...].
+  geo.c_out = transposed ? w->shape[1] * group : w->shape[0];
+  if (geo.c_in % group || geo.c_out % group) return geo;
+  if (!transposed && w->shape[1] * group != geo.c_in) return geo;
+  if (transposed && w->shape[0] != geo.c_in) return geo;
   if (y.shape[0] != geo.batch || y.shape[1] != geo.c_out) return geo;
   if (n.attrs.has("kernel_shape")) {
     const std::vector<int64_t> ks = n.attrs.get_ints("kernel_shape");
@@ -93,10 +112,25 @@ ConvInt8Geometry conv_int8_geometry(const Graph& g, const Node& n) {
     geo.dilation[j] = dil[i];
     geo.pad_begin[j] = pads[i];
     geo.pad_end[j] = pads[sp + i];
-    if (strides[i] < 1 || dil[i] < 1 || pads[i] < 0 || pads[sp + i] < 0) return geo;
-    geo.padded[j] = geo.in[j] + geo.pad_begin[j] + geo.pad_end[j];
+    if (strides[i] < 1 || dil[i] < 1 || pads[i] < 0 || pads[sp + i] < 0 || out_pad[i] < 0) return geo;
     const int64_t extent = (geo.kernel[j] - 1) * geo.dilation[j] + 1;
-    if (geo.padded[j] < extent || (geo.padded[j] - extent) / geo.stride[j] + 1 != geo.out[j]) return geo;
+    if (transposed) {
+      geo.padded[j] = geo.in[j];
+      const int64_t full = geo.stride[j] * (geo.in[j] - 1) + out_pad[i] + extent;
+      if (full - geo.pad_begin[j] - geo.pad_end[j] != geo.out[j]) return geo;
+    } else {
+      if (out_pad[i] != 0) return geo;
+      geo.pack_pad[j] = geo.pad_begin[j];
+      geo.padded[j] = geo.in[j] + geo.pad_begin[j] + geo.pad_end[j];
+      if (geo.padded[j] < extent || (geo.padded[j] - extent) / geo.stride[j] + 1 != geo.out[j]) return geo;
+    }
+  }
+  // The packed input must stay a sane buffer whatever the pads are (hostile models): at most
+  // 2^31 bytes (the reference kernel takes anything else).
+  int64_t packed = geo.batch * geo.c_in;  // both <= 2^31 after infer
+  for (int j = 0; j < 3; ++j) {
+    if (packed > (int64_t{1} << 31) / geo.padded[j]) return geo;
+    packed *= geo.padded[j];
   }
   geo.valid = true;
   return geo;
@@ -105,7 +139,7 @@ ConvInt8Geometry conv_int8_geometry(const Graph& g, const Node& n) {
 // oneDNN descriptors of the geometry.
 struct ConvInt8Descs {
   memory::desc src, weights_any, weights_user, dst;
-  memory::dims strides, dilations, zero_pad;
+  memory::dims strides, dilations, pad_l, pad_r;
 };
 
 ConvInt8Descs conv_int8_descs(const ConvInt8Geometry& geo) {
@@ -122,22 +156,100 @@ ConvInt8Descs conv_int8_descs(const ConvInt8Geometry& geo) {
   d.src = memory::desc(src, memory::data_type::u8, cl);
   d.dst = memory::desc(dst, memory::data_type::s32, cl);
   d.weights_any = memory::desc(wd, memory::data_type::s8, memory::format_tag::any);
-  // The ONNX bytes [OC, IC/G, k...] are row-major over the (grouped) logical dims.
-  d.weights_user = memory::desc(wd, memory::data_type::s8, plain_strides(wd));
+  if (!geo.transposed) {
+    // The ONNX bytes [OC, IC/G, k...] are row-major over the (grouped) logical dims.
+    d.weights_user = memory::desc(wd, memory::data_type::s8, plain_strides(wd));
+  } else {
+    // The ONNX bytes [IC, OC/G, k...] = [G, IC/G, OC/G, k...]: the two channel dims swapped.
+    const int lead = geo.group > 1 ? 1 : 0;  // index of the OC/G dim
+    std::vector<int> order;
+    if (geo.group > 1) order.push_back(0);
+    order.push_back(lead + 1);
+    order.push_back(lead);
+    for (int i = lead + 2; i < static_cast<int>(wd.size()); ++i) order.push_back(i);
+    memory::dims st(wd.size(), 1);
+    memory::dim step = 1;
+    for (int k = static_cast<int>(order.size()) - 1; k >= 0; --k) {
+      st[order[k]] = step;
+      step *= wd[order[k]];
+    }
+    d.weights_user = memory::desc(wd, memory::data_type::s8, st);
+  }
   d.strides = geo.tail(geo.stride);
   for (int64_t v : geo.tail(geo.dilation)) d.dilations.push_back(v - 1);
-  d.zero_pad = memory::dims(static_cast<size_t>(geo.dnnl_spatial()), 0);
+  if (geo.transposed) {  // the output crop; a Conv's padding is in the packed input
+    d.pad_l = geo.tail(geo.pad_begin);
+    d.pad_r = geo.tail(geo.pad_end);
+  } else {
+    d.pad_l = d.pad_r = memory::dims(static_cast<size_t>(geo.dnnl_spatial()), 0);
+  }
   return d;
 }
 
 // The primitive descriptor on an exact implementation (throws dnnl::error if there is none).
 dnnl::convolution_forward::primitive_desc conv_int8_pd(const ConvInt8Descs& d, int64_t worst_acc) {
   dnnl::convolution_forward::desc cd(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, d.src,
-                                     d.weights_any, d.dst, d.strides, d.dilations, d.zero_pad, d.zero_pad);
+                                     d.weights_any, d.dst, d.strides, d.dilations, d.pad_l, d.pad_r);
   dnnl::convolution_forward::primitive_desc pd(cd, user_scratchpad_attr(), cpu_engine());
   if (!select_exact_int8_impl(pd, worst_acc))
     throw dnnl::error(dnnl_unimplemented, "no oneDNN implementation with exact int32 accumulators");
   return pd;
+}
+
+dnnl::deconvolution_forward::primitive_desc deconv_int8_pd(const ConvInt8Descs& d, int64_t worst_acc) {
+  dnnl::deconvolution_forward::desc dd(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                                       d.src, d.weights_any, d.dst, d.strides, d.dilations, d.pad_l, d.pad_r);
+  dnnl::deconvolution_forward::primitive_desc pd(dd, user_scratchpad_attr(), cpu_engine());
+  if (!select_exact_int8_impl(pd, worst_acc))
+    throw dnnl::error(dnnl_unimplemented, "no oneDNN implementation with exact int32 accumulators");
+  return pd;
+}
+
+// ConvTranspose weights [G, IC/G, OC/G, taps]: sum(w) per output channel, and the worst case of
+// |sum(x_u8 * w)| for one output. Output position o receives tap t only when
+// (o + pad_begin - t * dilation) is a multiple of the stride, so the taps of one output all lie in
+// one residue class of t * dilation modulo the stride (per spatial dim): the bound is the largest
+// class sum.
+WeightSums deconv_weight_sums(const int8_t* w, const ConvInt8Geometry& geo) {
+  WeightSums s;
+  const int64_t cg = geo.c_in / geo.group, og = geo.c_out / geo.group, taps = geo.taps();
+  s.sum.assign(static_cast<size_t>(geo.c_out), 0);
+  // Residue class of every tap, numbered densely (at most `taps` classes whatever the strides).
+  using Key = std::array<int64_t, 3>;
+  std::vector<Key> tap_key(static_cast<size_t>(taps));
+  for (int64_t kd = 0; kd < geo.kernel[0]; ++kd)
+    for (int64_t kh = 0; kh < geo.kernel[1]; ++kh)
+      for (int64_t kw = 0; kw < geo.kernel[2]; ++kw)
+        tap_key[static_cast<size_t>((kd * geo.kernel[1] + kh) * geo.kernel[2] + kw)] = {
+            kd * geo.dilation[0] % geo.stride[0], kh * geo.dilation[1] % geo.stride[1],
+            kw * geo.dilation[2] % geo.stride[2]};
+  std::vector<Key> keys = tap_key;
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  std::vector<size_t> tap_class(static_cast<size_t>(taps));
+  for (size_t t = 0; t < tap_class.size(); ++t)
+    tap_class[t] = static_cast<size_t>(std::lower_bound(keys.begin(), keys.end(), tap_key[t]) - keys.begin());
+
+  std::vector<int64_t> pos(keys.size()), neg(keys.size());
+  for (int64_t oc = 0; oc < geo.c_out; ++oc) {
+    const int64_t gi = oc / og, m = oc % og;
+    std::fill(pos.begin(), pos.end(), 0);
+    std::fill(neg.begin(), neg.end(), 0);
+    int64_t sum = 0;
+    for (int64_t ic = 0; ic < cg; ++ic) {
+      const int8_t* wt = w + ((gi * cg + ic) * og + m) * taps;
+      for (int64_t t = 0; t < taps; ++t) {
+        const int64_t v = wt[t];
+        const size_t c = tap_class[static_cast<size_t>(t)];
+        sum += v;
+        if (v > 0) pos[c] += v;
+        else neg[c] -= v;
+      }
+    }
+    s.sum[static_cast<size_t>(oc)] = sum;
+    for (size_t c = 0; c < keys.size(); ++c) s.worst_u8_acc = std::max(s.worst_u8_acc, 255 * std::max(pos[c], neg[c]));
+  }
+  return s;
 }
 
 // Everything supports() and build() need; `ok` false when the node is not handled.
@@ -148,54 +260,73 @@ struct ConvInt8Plan {
   bool ok = false;
 };
 
-ConvInt8Plan conv_int8_plan(const Graph& g, const Node& n) {
+ConvInt8Plan conv_int8_plan(const Graph& g, const Node& n, bool transposed) {
   ConvInt8Plan p;
-  p.geo = conv_int8_geometry(g, n);
+  p.geo = conv_int8_geometry(g, n, transposed);
   if (!p.geo.valid) return p;
-  if (!read_int8_quant(g, n, p.geo.c_out, 0, &p.quant)) return p;
+  // Per-channel weights: Conv axis 0; ConvTranspose axis 1 = OC/G, so only with one group.
+  if (!read_int8_quant(g, n, p.geo.c_out, transposed ? 1 : 0, &p.quant)) return p;
+  if (transposed && p.geo.group > 1 && g.input(n, 1)->quant.scale.size() != 1) return p;
   if (!int8_bias_ok(g, n, 2, p.geo.c_out)) return p;
-  const int64_t k = (p.geo.c_in / p.geo.group) * p.geo.taps();
-  p.sums = int8_weight_sums(g.input(n, 1)->const_ptr<int8_t>(), p.geo.c_out, k, k, 1);
+  const int8_t* w = g.input(n, 1)->const_ptr<int8_t>();
+  if (transposed) {
+    p.sums = deconv_weight_sums(w, p.geo);
+  } else {
+    const int64_t k = (p.geo.c_in / p.geo.group) * p.geo.taps();
+    p.sums = int8_weight_sums(w, p.geo.c_out, k, k, 1);
+  }
   p.ok = true;
   return p;
 }
 
+template <bool kTransposed>
 bool supports_conv_int8(const Graph& g, const Node& n) {
   if (!is_quantized_node(g, n)) return false;
-  const ConvInt8Plan p = conv_int8_plan(g, n);
+  const ConvInt8Plan p = conv_int8_plan(g, n, kTransposed);
   if (!p.ok) return false;
   try {
-    conv_int8_pd(conv_int8_descs(p.geo), p.sums.worst_u8_acc);
+    if constexpr (kTransposed) deconv_int8_pd(conv_int8_descs(p.geo), p.sums.worst_u8_acc);
+    else conv_int8_pd(conv_int8_descs(p.geo), p.sums.worst_u8_acc);
     return true;
   } catch (const dnnl::error&) {
     return false;
   }
 }
 
+template <bool kTransposed>
 class ConvInt8 final : public OnednnKernel {
  protected:
   Status build(const KernelContext& ctx) override {
-    ConvInt8Plan plan = conv_int8_plan(*ctx.graph, *ctx.node);
+    ConvInt8Plan plan = conv_int8_plan(*ctx.graph, *ctx.node, kTransposed);
     if (!plan.ok)
-      return ORKNN_ERR(kInvalidModel, "%s (Conv): not a quantized convolution the oneDNN INT8 kernel handles",
-                       ctx.node->name.c_str());
+      return ORKNN_ERR(kInvalidModel, "%s (%s): not a quantized convolution the oneDNN INT8 kernel handles",
+                       ctx.node->name.c_str(), op_name(ctx.node->op));
     geo_ = plan.geo;
     quant_ = std::move(plan.quant);
     const ConvInt8Descs d = conv_int8_descs(geo_);
-    auto pd = conv_int8_pd(d, plan.sums.worst_u8_acc);
+    using Pd = std::conditional_t<kTransposed, dnnl::deconvolution_forward::primitive_desc,
+                                  dnnl::convolution_forward::primitive_desc>;
+    using Prim = std::conditional_t<kTransposed, dnnl::deconvolution_forward, dnnl::convolution_forward>;
+    Pd pd;
+    if constexpr (kTransposed) pd = deconv_int8_pd(d, plan.sums.worst_u8_acc);
+    else pd = conv_int8_pd(d, plan.sums.worst_u8_acc);
     set_impl_name(pd);
-
-    const int32_t* bias = ctx.has_input(2) ? ctx.in<int32_t>(2) : nullptr;
-    comp_ = int8_compensation(plan.sums.sum, bias, quant_.zp_x);
-    requant_ = int8_requant_params(quant_, comp_);
 
     weights_ = convert_const(wrap(d.weights_user, ctx.inputs[1]), pd.weights_desc());
     src_ = owned(d.src);
     dst_ = owned(pd.dst_desc());
-    // The padding border keeps zp_x + 128 for good: run() writes only the interior.
-    std::memset(src_.get_data_handle(), static_cast<uint8_t>(quant_.zp_x + 128), d.src.get_size());
-    add_step(dnnl::convolution_forward(pd), pd,
-             {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}});
+    const Prim prim(pd);
+    const int32_t* bias = ctx.has_input(2) ? ctx.in<int32_t>(2) : nullptr;
+    if constexpr (kTransposed) {
+      comp_.assign(static_cast<size_t>(geo_.c_out), 0);
+      comp_map_ = deconv_compensation(prim, pd, plan.sums.sum.size(), bias);
+    } else {
+      comp_ = int8_compensation(plan.sums.sum, bias, quant_.zp_x);
+      // The padding border keeps zp_x + 128 for good: run() writes only the interior.
+      std::memset(src_.get_data_handle(), static_cast<uint8_t>(quant_.zp_x + 128), d.src.get_size());
+    }
+    requant_ = int8_requant_params(quant_, comp_);
+    add_step(prim, pd, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}});
     return Status::Ok();
   }
 
@@ -204,11 +335,11 @@ class ConvInt8 final : public OnednnKernel {
     uint8_t* buf = static_cast<uint8_t*>(src_.get_data_handle());
     const ConvInt8Geometry& g = geo_;
     const int64_t c = g.c_in, plane = g.in_pixels();
-    const int64_t row_px = g.padded[2] * c;          // bytes per padded row
-    const int64_t slice = g.padded[1] * row_px;      // bytes per padded (D) slice
-    const int64_t image = g.padded[0] * slice;       // bytes per padded image
-    const bool w_unpadded = g.pad_begin[2] == 0 && g.pad_end[2] == 0;
+    const int64_t row_px = g.padded[2] * c;          // bytes per packed row
+    const int64_t slice = g.padded[1] * row_px;      // bytes per packed (D) slice
+    const int64_t image = g.padded[0] * slice;       // bytes per packed image
     // Without W padding the H rows of a slice are contiguous on both sides: one run per slice.
+    const bool w_unpadded = g.padded[2] == g.in[2];
     const int64_t rows_per_run = w_unpadded ? g.in[1] : 1;
     const int64_t runs_per_slice = g.in[1] / rows_per_run;
     const int64_t runs = g.batch * g.in[0] * runs_per_slice;
@@ -219,14 +350,14 @@ class ConvInt8 final : public OnednnKernel {
       const int64_t dz = (r / runs_per_slice) % g.in[0];
       const int64_t b = r / (runs_per_slice * g.in[0]);
       const int8_t* in = x + b * c * plane + (dz * g.in[1] + h) * g.in[2];
-      uint8_t* out = buf + b * image + (dz + g.pad_begin[0]) * slice + (h + g.pad_begin[1]) * row_px +
-                     g.pad_begin[2] * c;
+      uint8_t* out = buf + b * image + (dz + g.pack_pad[0]) * slice + (h + g.pack_pad[1]) * row_px +
+                     g.pack_pad[2] * c;
       x86::planar_to_u8_channels_last(in, c, rows_per_run * g.in[2], plane, out, c);
     }
   }
 
   void after_steps(const KernelContext& ctx) override {
-    const int32_t* acc = static_cast<const int32_t*>(dst_.get_data_handle());
+    int32_t* acc = static_cast<int32_t*>(dst_.get_data_handle());
     int8_t* y = ctx.out<int8_t>(0);
     const int64_t oc = geo_.c_out, pixels = geo_.out_pixels();
     // Chunks of whole 16-pixel tiles, a few per thread.
@@ -238,20 +369,53 @@ class ConvInt8 final : public OnednnKernel {
     for (int64_t j = 0; j < jobs; ++j) {
       const int64_t b = j / per_image, p0 = (j % per_image) * chunk;
       const int64_t np = std::min(chunk, pixels - p0);
-      x86::requant_to_planar(acc + (b * pixels + p0) * oc, np, oc, oc, y + b * oc * pixels + p0, pixels, requant_);
+      int32_t* a = acc + (b * pixels + p0) * oc;
+      if (kTransposed) add_wrapping(a, comp_map_.data() + p0 * oc, np * oc);
+      x86::requant_to_planar(a, np, oc, oc, y + b * oc * pixels + p0, pixels, requant_);
     }
   }
 
  private:
+  // a[i] += b[i] modulo 2^32.
+  static void add_wrapping(int32_t* a, const int32_t* b, int64_t n) {
+    uint32_t* ua = reinterpret_cast<uint32_t*>(a);
+    const uint32_t* ub = reinterpret_cast<const uint32_t*>(b);
+    for (int64_t i = 0; i < n; ++i) ua[i] += ub[i];
+  }
+
+  // comp[pixel][c] = bias_q[c] - zp_u8 * (sum of w[c] over the taps that reach that pixel), for
+  // one image, from one run of the primitive on an all-ones input (see the file comment).
+  std::vector<int32_t> deconv_compensation(const dnnl::primitive& prim, const dnnl::primitive_desc_base& pd,
+                                           size_t channels, const int32_t* bias) {
+    std::memset(src_.get_data_handle(), 1, src_.get_desc().get_size());
+    std::vector<std::pair<int, memory>> args = {
+        {DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}};
+    if (pd.scratchpad_desc().get_size() > 0) args.push_back({DNNL_ARG_SCRATCHPAD, owned(pd.scratchpad_desc())});
+    dnnl::stream s(cpu_engine());
+    prim.execute(s, std::unordered_map<int, memory>(args.begin(), args.end()));
+    s.wait();
+    const int32_t* ones = static_cast<const int32_t*>(dst_.get_data_handle());  // image 0
+    const int64_t zp_u8 = static_cast<int64_t>(quant_.zp_x) + 128;
+    const size_t n = static_cast<size_t>(geo_.out_pixels()) * channels;
+    std::vector<int32_t> comp(n);
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t v = (bias ? static_cast<int64_t>(bias[i % channels]) : 0) - zp_u8 * ones[i];
+      comp[i] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
+    }
+    return comp;
+  }
+
   ConvInt8Geometry geo_;
   Int8Quant quant_;
-  std::vector<int32_t> comp_;
+  std::vector<int32_t> comp_;      // per output channel (Conv), zeros for ConvTranspose
+  std::vector<int32_t> comp_map_;  // ConvTranspose: per output pixel and channel
   x86::RequantParams requant_;
   memory weights_, src_, dst_;
 };
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Conv, "onednn_conv_int8", 10, supports_conv_int8, ConvInt8);
+ORKNN_REGISTER_KERNEL(Conv, "onednn_conv_int8", 10, supports_conv_int8<false>, ConvInt8<false>);
+ORKNN_REGISTER_KERNEL(ConvTranspose, "onednn_deconv_int8", 10, supports_conv_int8<true>, ConvInt8<true>);
 
 }  // namespace orknn::onednn

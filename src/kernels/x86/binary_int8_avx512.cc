@@ -15,6 +15,10 @@
 
 #include <cstdint>
 
+// GCC 12 reports the _mm512_undefined_*() placeholders inside its own intrinsics as
+// "may be used uninitialized" (a known false positive of those headers).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include "kernels/kernel.h"
 #include "kernels/ref/binary_int8.h"
 #include "ops/quant_infer.h"

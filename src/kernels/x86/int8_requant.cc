@@ -74,22 +74,27 @@ void int8_to_u8_scalar(const int8_t* in, int64_t n, uint8_t* out) {
 // (row quads), 64-bit units (row octets). SSE2 only, so it inlines into both target paths.
 static inline __attribute__((always_inline)) void transpose_16x16_u8(__m128i r[16]) {
   __m128i s[16], u[16], v[16];
+#pragma GCC unroll 16
   for (int k = 0; k < 8; ++k) {  // s[k]: columns 0-7, s[k+8]: columns 8-15 of rows 2k, 2k+1
     s[k] = _mm_unpacklo_epi8(r[2 * k], r[2 * k + 1]);
     s[k + 8] = _mm_unpackhi_epi8(r[2 * k], r[2 * k + 1]);
   }
+#pragma GCC unroll 16
   for (int h = 0; h < 2; ++h) {  // u[4q + m]: column quad q, rows 4m..4m+3
+  #pragma GCC unroll 16
     for (int m = 0; m < 4; ++m) {
       u[h * 8 + m] = _mm_unpacklo_epi16(s[h * 8 + 2 * m], s[h * 8 + 2 * m + 1]);
       u[h * 8 + 4 + m] = _mm_unpackhi_epi16(s[h * 8 + 2 * m], s[h * 8 + 2 * m + 1]);
     }
   }
+#pragma GCC unroll 16
   for (int q = 0; q < 4; ++q) {  // v: column pairs of quad q, rows 0-7 (v0, v1) and 8-15 (v2, v3)
     v[q * 4 + 0] = _mm_unpacklo_epi32(u[q * 4 + 0], u[q * 4 + 1]);
     v[q * 4 + 1] = _mm_unpackhi_epi32(u[q * 4 + 0], u[q * 4 + 1]);
     v[q * 4 + 2] = _mm_unpacklo_epi32(u[q * 4 + 2], u[q * 4 + 3]);
     v[q * 4 + 3] = _mm_unpackhi_epi32(u[q * 4 + 2], u[q * 4 + 3]);
   }
+#pragma GCC unroll 16
   for (int q = 0; q < 4; ++q) {
     r[q * 4 + 0] = _mm_unpacklo_epi64(v[q * 4 + 0], v[q * 4 + 2]);
     r[q * 4 + 1] = _mm_unpackhi_epi64(v[q * 4 + 0], v[q * 4 + 2]);
@@ -108,9 +113,11 @@ static inline __attribute__((always_inline)) void planar_to_u8_tiles(const int8_
   __m128i r[16];
   for (int64_t p0 = 0; p0 < p_full; p0 += 16) {
     for (int64_t c0 = 0; c0 < c_full; c0 += 16) {
+#pragma GCC unroll 16
       for (int i = 0; i < 16; ++i)
         r[i] = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in + (c0 + i) * in_cs + p0)), flip);
       transpose_16x16_u8(r);
+#pragma GCC unroll 16
       for (int j = 0; j < 16; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (p0 + j) * out_ps + c0), r[j]);
     }
   }
@@ -132,11 +139,12 @@ ORKNN_AVX512 static inline Avx512Consts avx512_consts(const RequantParams& p) {
           _mm512_set1_ps(512.f)};
 }
 
-// Requantizes the channels of `k` (starting at channel c0 of the row `a`) to 16 int8 lanes.
-ORKNN_AVX512 static inline __m128i avx512_requant16(const int32_t* a, int64_t c0, __mmask16 k,
-                                                    const RequantParams& p, const Avx512Consts& q) {
-  __m512i t = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, a + c0), _mm512_maskz_loadu_epi32(k, p.comp + c0));
-  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(t), _mm512_maskz_loadu_ps(k, p.mult + c0));
+// Requantizes the channels of `k` of one accumulator row (`a` at the first channel of the block;
+// comp and mult are that block's compensation and multipliers) to 16 int8 lanes.
+ORKNN_AVX512 static inline __m128i avx512_requant16(const int32_t* a, __mmask16 k, __m512i comp, __m512 mult,
+                                                    const Avx512Consts& q) {
+  __m512i t = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, a), comp);
+  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(t), mult);
   f = _mm512_min_ps(_mm512_max_ps(f, q.vmin), q.vmax);
   __m512i y = _mm512_add_epi32(_mm512_cvtps_epi32(f), q.zp);
   y = _mm512_min_epi32(_mm512_max_epi32(y, q.lo), q.hi);
@@ -150,13 +158,12 @@ ORKNN_AVX512 static inline __mmask16 lanes_mask(int64_t n) {
 ORKNN_AVX512 void requant_rows_avx512(const int32_t* acc, int64_t rows, int64_t channels, int64_t acc_ld, int8_t* out,
                                       int64_t out_ld, const RequantParams& p) {
   const Avx512Consts q = avx512_consts(p);
-  for (int64_t r = 0; r < rows; ++r) {
-    const int32_t* a = acc + r * acc_ld;
-    int8_t* o = out + r * out_ld;
-    for (int64_t c0 = 0; c0 < channels; c0 += 16) {
-      const __mmask16 k = lanes_mask(channels - c0);
-      _mm_mask_storeu_epi8(o + c0, k, avx512_requant16(a, c0, k, p, q));
-    }
+  for (int64_t c0 = 0; c0 < channels; c0 += 16) {
+    const __mmask16 k = lanes_mask(channels - c0);
+    const __m512i comp = _mm512_maskz_loadu_epi32(k, p.comp + c0);
+    const __m512 mult = _mm512_maskz_loadu_ps(k, p.mult + c0);
+    for (int64_t r = 0; r < rows; ++r)
+      _mm_mask_storeu_epi8(out + r * out_ld + c0, k, avx512_requant16(acc + r * acc_ld + c0, k, comp, mult, q));
   }
 }
 
@@ -170,17 +177,56 @@ ORKNN_AVX512 void requant_to_planar_avx512(const int32_t* acc, int64_t pixels, i
     for (int64_t c0 = 0; c0 < channels; c0 += 16) {
       const int64_t nc = std::min<int64_t>(16, channels - c0);
       const __mmask16 ck = lanes_mask(nc);
-      for (int i = 0; i < 16; ++i)
-        r[i] = i < np ? avx512_requant16(acc + (p0 + i) * acc_ld, c0, ck, p, q) : _mm_setzero_si128();
+      const __m512i comp = _mm512_maskz_loadu_epi32(ck, p.comp + c0);
+      const __m512 mult = _mm512_maskz_loadu_ps(ck, p.mult + c0);
+      const int32_t* a = acc + p0 * acc_ld + c0;
+      if (np == 16) {
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; ++i) r[i] = avx512_requant16(a + i * acc_ld, ck, comp, mult, q);
+      } else {
+        for (int i = 0; i < 16; ++i)
+          r[i] = i < np ? avx512_requant16(a + i * acc_ld, ck, comp, mult, q) : _mm_setzero_si128();
+      }
       transpose_16x16_u8(r);
-      for (int64_t j = 0; j < nc; ++j) _mm_mask_storeu_epi8(out + (c0 + j) * out_cs + p0, pk, r[j]);
+      int8_t* o = out + c0 * out_cs + p0;
+      if (np == 16 && nc == 16) {
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(o + j * out_cs), r[j]);
+      } else {
+        for (int64_t j = 0; j < nc; ++j) _mm_mask_storeu_epi8(o + j * out_cs, pk, r[j]);
+      }
     }
   }
 }
 
+// Like planar_to_u8_tiles, with the partial tiles done by masked loads and stores.
 ORKNN_AVX512 void planar_to_u8_avx512(const int8_t* in, int64_t channels, int64_t pixels, int64_t in_cs,
                                       uint8_t* out, int64_t out_ps) {
-  planar_to_u8_tiles(in, channels, pixels, in_cs, out, out_ps);
+  const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
+  __m128i r[16];
+  for (int64_t p0 = 0; p0 < pixels; p0 += 16) {
+    const int64_t np = std::min<int64_t>(16, pixels - p0);
+    const __mmask16 pk = lanes_mask(np);
+    for (int64_t c0 = 0; c0 < channels; c0 += 16) {
+      const int64_t nc = std::min<int64_t>(16, channels - c0);
+      const int8_t* a = in + c0 * in_cs + p0;
+      uint8_t* o = out + p0 * out_ps + c0;
+      if (np == 16 && nc == 16) {
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; ++i)
+          r[i] = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i * in_cs)), flip);
+        transpose_16x16_u8(r);
+#pragma GCC unroll 16
+        for (int j = 0; j < 16; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(o + j * out_ps), r[j]);
+      } else {
+        for (int i = 0; i < 16; ++i)
+          r[i] = i < nc ? _mm_xor_si128(_mm_maskz_loadu_epi8(pk, a + i * in_cs), flip) : _mm_setzero_si128();
+        transpose_16x16_u8(r);
+        const __mmask16 ck = lanes_mask(nc);
+        for (int64_t j = 0; j < np; ++j) _mm_mask_storeu_epi8(o + j * out_ps, ck, r[j]);
+      }
+    }
+  }
 }
 
 ORKNN_AVX512 void int8_to_u8_avx512(const int8_t* in, int64_t n, uint8_t* out) {

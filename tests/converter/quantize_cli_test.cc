@@ -1,0 +1,199 @@
+// rknn_convert's quantization options (when built next to this test): --quantize, --dataset,
+// --algorithm, --method, --float-layers, the YAML keys, the per-layer precision table, and the
+// errors. The written model is loaded back to check what was stored.
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <new>
+#include <random>
+#include <unistd.h>
+
+#include "converter/converter_test_util.h"
+#include "kernels/kernel.h"
+#include "model/model_io.h"
+
+namespace orknn::test {
+namespace {
+
+namespace fs = std::filesystem;
+using B = OnnxBuilder;
+
+// A float32 .npy file (format version 1.0).
+void write_npy(const fs::path& p, const std::vector<int64_t>& shape, const std::vector<float>& v) {
+  std::string dims;
+  for (size_t i = 0; i < shape.size(); ++i) dims += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "");
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
+  const size_t unpadded = 10 + header.size() + 1;
+  header += std::string((64 - unpadded % 64) % 64, ' ') + "\n";
+  std::ofstream f(p, std::ios::binary);
+  f.write("\x93NUMPY\x01\x00", 8);
+  const uint16_t len = static_cast<uint16_t>(header.size());
+  f.put(static_cast<char>(len & 0xff));
+  f.put(static_cast<char>(len >> 8));
+  f << header;
+  f.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
+}
+
+class QuantCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    tool_ = fs::path(ORKNN_BINARY_DIR) / "rknn_convert";
+    if (!fs::exists(tool_)) GTEST_SKIP() << "rknn_convert not built";
+    dir_ = fs::temp_directory_path() / ("orknn_qcli_" + std::to_string(::getpid()));
+    fs::create_directories(dir_ / "data");
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+    auto rnd = [&](size_t n) {
+      std::vector<float> v(n);
+      for (auto& x : v) x = u(rng);
+      return v;
+    };
+    B b(13);
+    b.input("img", {1, 3, 8, 8});
+    b.init_f32("w", {4, 3, 3, 3}, rnd(108));
+    b.init_f32("b", {4}, rnd(4));
+    b.init_f32("wf", {2, 4}, rnd(8));
+    auto* conv = b.node("Conv", {"img", "w", "b"}, {"c"}, "conv");
+    B::attr_ints(conv, "pads", {1, 1, 1, 1});
+    b.node("Relu", {"c"}, {"r"}, "relu");
+    b.node("GlobalAveragePool", {"r"}, {"gap"}, "gap");
+    b.node("Flatten", {"gap"}, {"f"}, "flatten");
+    auto* fc = b.node("Gemm", {"f", "wf"}, {"logits"}, "fc");
+    B::attr_i(fc, "transB", 1);
+    b.node("Softmax", {"logits"}, {"prob"}, "softmax");
+    b.output("prob");
+    std::ofstream(dir_ / "m.onnx", std::ios::binary) << b.bytes();
+    std::ofstream list(dir_ / "data" / "list.txt");
+    for (int i = 0; i < 3; ++i) {
+      write_npy(dir_ / "data" / ("s" + std::to_string(i) + ".npy"), {1, 3, 8, 8}, rnd(192));
+      list << "s" << i << ".npy\n";  // relative to the list file
+    }
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  int run(const std::string& args, std::string* out) {
+    fs::path log = dir_ / "out.txt";
+    std::string cmd = tool_.string() + " " + (dir_ / "m.onnx").string() + " -t rk3588 " + args + " > " + log.string() + " 2>&1";
+    int rc = std::system(cmd.c_str());
+    std::ifstream f(log);
+    *out = std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  }
+  // Loads a written model; ok() false (and a test failure) when it does not load.
+  Graph load(const fs::path& p, bool* ok) {
+    std::ifstream f(p, std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    std::shared_ptr<uint8_t> buf(static_cast<uint8_t*>(::operator new[](bytes.size() + 1, std::align_val_t(64))),
+                                 [](uint8_t* q) { ::operator delete[](q, std::align_val_t(64)); });
+    std::memcpy(buf.get(), bytes.data(), bytes.size());
+    Graph g;
+    Status st = load_model(buf, buf.get(), bytes.size(), &g);
+    EXPECT_TRUE(st.ok()) << st.message();
+    *ok = st.ok();
+    return g;
+  }
+  std::string list() const { return (dir_ / "data" / "list.txt").string(); }
+  std::string out_model() const { return (dir_ / "q.rknn").string(); }
+  fs::path tool_, dir_;
+};
+
+TEST_F(QuantCli, QuantizeWithDatasetPrintsThePrecisionTable) {
+  std::string out;
+  ASSERT_EQ(run("-o " + out_model() + " --quantize --dataset " + list(), &out), 0) << out;
+  EXPECT_NE(out.find("per-layer precision"), std::string::npos) << out;
+  EXPECT_NE(out.find("calibrated on 3 samples"), std::string::npos) << out;
+  EXPECT_NE(out.find("softmax"), std::string::npos) << out;
+  EXPECT_NE(out.find(" int8 / "), std::string::npos) << out;
+  bool ok = false;
+  Graph g = load(out_model(), &ok);
+  ASSERT_TRUE(ok);
+  if (has_quantized_ref_kernel(OpId::Conv)) {
+    EXPECT_NE(out.find("conv "), std::string::npos) << out;
+    EXPECT_EQ(g.tensor(g.inputs[0].tensor).dtype, DType::kI8);  // read only by the int8 Conv
+    EXPECT_EQ(g.tensor(g.inputs[0].tensor).quant.scale.size(), 1u);
+  }
+  EXPECT_EQ(g.tensor(g.outputs[0]).name, "prob");
+}
+
+TEST_F(QuantCli, MethodLayerAndFloatLayers) {
+  if (!has_quantized_ref_kernel(OpId::Conv)) GTEST_SKIP() << "no int8 Conv kernel in this build";
+  std::string out;
+  ASSERT_EQ(run("-o " + out_model() + " --quantize --dataset " + list() + " --method layer --algorithm mmse", &out), 0)
+      << out;
+  bool ok = false;
+  Graph g = load(out_model(), &ok);
+  ASSERT_TRUE(ok);
+  for (const Node& n : g.nodes)
+    if (n.op == OpId::Conv) EXPECT_EQ(g.tensor(n.inputs[1]).quant.scale.size(), 1u);
+
+  ASSERT_EQ(run("-o " + out_model() + " --quantize --dataset " + list() + " --float-layers conv,fc", &out), 0) << out;
+  EXPECT_NE(out.find("--float-layers"), std::string::npos) << out;
+  Graph h = load(out_model(), &ok);
+  ASSERT_TRUE(ok);
+  for (const Node& n : h.nodes)
+    if (n.op == OpId::Conv) EXPECT_EQ(h.tensor(n.inputs[1]).dtype, DType::kF32);
+  EXPECT_EQ(h.tensor(h.inputs[0].tensor).dtype, DType::kF32);
+}
+
+TEST_F(QuantCli, Errors) {
+  std::string out;
+  EXPECT_EQ(run("-o " + out_model() + " --quantize", &out), 1);
+  EXPECT_NE(out.find("rknn_convert: error: --quantize needs a calibration data set"), std::string::npos) << out;
+  EXPECT_EQ(run("-o " + out_model() + " --quantize --dataset " + list() + " --float-layers conv,convv", &out), 1);
+  EXPECT_NE(out.find("no node named 'convv'"), std::string::npos) << out;
+  EXPECT_NE(out.find("'conv'"), std::string::npos) << out;
+  EXPECT_EQ(run("-o " + out_model() + " --float-layers conv", &out), 1);
+  EXPECT_NE(out.find("--float-layers applies to quantized conversions"), std::string::npos) << out;
+  EXPECT_NE(run("-o " + out_model() + " --quantize --dataset " + list() + " --algorithm best", &out), 0);
+  EXPECT_NE(run("-o " + out_model() + " --quantize --dataset " + list() + " --method tensor", &out), 0);
+  EXPECT_EQ(run("-o " + out_model() + " --quantize --dataset " + (dir_ / "missing.txt").string(), &out), 1);
+  EXPECT_NE(out.find("missing.txt"), std::string::npos) << out;
+  EXPECT_FALSE(fs::exists(out_model()));
+}
+
+TEST_F(QuantCli, YamlVendorKeys) {
+  std::ofstream(dir_ / "c.yml") << "models:\n  quantize: true\n  configs:\n"
+                                   "    quantized_dtype: asymmetric_quantized-8\n"
+                                   "    quantized_algorithm: kl_divergence\n    quantized_method: layer\n"
+                                   "    dataset: data/list.txt\n    float_layers: [fc]\n";
+  std::string out;
+  ASSERT_EQ(run("-o " + out_model() + " --config " + (dir_ / "c.yml").string(), &out), 0) << out;
+  EXPECT_NE(out.find("calibrated on 3 samples"), std::string::npos) << out;
+  EXPECT_NE(out.find("--float-layers"), std::string::npos) << out;  // fc, from float_layers
+
+  ConvertOptions o;
+  ASSERT_OK(load_config_yaml((dir_ / "c.yml").string(), &o));
+  EXPECT_TRUE(o.quant.enabled);
+  EXPECT_EQ(o.quant.algorithm, "kl");
+  EXPECT_EQ(o.quant.method, "layer");
+  EXPECT_EQ(o.quant.dataset, (dir_ / "data" / "list.txt").string());  // relative to the config file
+  EXPECT_EQ(o.quant.float_layers, (std::vector<std::string>{"fc"}));
+
+  // quantized_dtype alone enables; "quantize: false" wins over it; other dtypes are refused
+  std::ofstream(dir_ / "d.yml") << "quantized_dtype: asymmetric_quantized-8\n";
+  ConvertOptions d;
+  ASSERT_OK(load_config_yaml((dir_ / "d.yml").string(), &d));
+  EXPECT_TRUE(d.quant.enabled);
+  std::ofstream(dir_ / "e.yml") << "quantize: false\nquantized_dtype: asymmetric_quantized-8\n";
+  ConvertOptions e;
+  ASSERT_OK(load_config_yaml((dir_ / "e.yml").string(), &e));
+  EXPECT_FALSE(e.quant.enabled);
+  std::ofstream(dir_ / "f.yml") << "quantize: true\nquantized_dtype: asymmetric_quantized-16\n";
+  ConvertOptions f;
+  Status st = load_config_yaml((dir_ / "f.yml").string(), &f);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("only asymmetric_quantized-8"), std::string::npos) << st.message();
+  std::ofstream(dir_ / "h.yml") << "quantized_algorithm: best\n";
+  EXPECT_FALSE(load_config_yaml((dir_ / "h.yml").string(), &f).ok());
+
+  // command line wins: --algorithm over the file, --dataset over the file's
+  ASSERT_EQ(run("-o " + out_model() + " --config " + (dir_ / "c.yml").string() + " --algorithm normal --dataset " +
+                    list(),
+                &out),
+            0)
+      << out;
+}
+
+}  // namespace
+}  // namespace orknn::test

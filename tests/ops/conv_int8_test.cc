@@ -1,0 +1,562 @@
+// Quantized Conv and ConvTranspose (docs/numerics.md, "Quantized (INT8) models"): the reference
+// kernel (ref_int8) against cases computed by hand and against a naive formula written here (int64
+// accumulation, ConvTranspose in scatter form, then the spec's requantization written out with a
+// hand-made round-half-to-even), and the errors of infer for forms the kernel does not handle.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ops/int8_test_helpers.h"
+#include "ops/ref_test_helpers.h"
+
+namespace orknn {
+namespace {
+
+using test::OpResult;
+using test::TensorData;
+using test::run_op;
+using namespace test::reft;  // NOLINT
+using namespace test::q8t;   // NOLINT
+
+const float kInf = std::numeric_limits<float>::infinity();
+
+QuantParams per_axis(const std::vector<float>& s, int32_t axis) {
+  QuantParams q;
+  q.scale = s;
+  q.zero_point.assign(s.size(), 0);
+  q.axis = axis;
+  return q;
+}
+
+TensorData weights(const Shape& s, const std::vector<int8_t>& v, const std::vector<float>& scales, int32_t axis) {
+  return q8(s, v, scales.size() == 1 ? qp(scales[0], 0) : per_axis(scales, axis), /*is_const=*/true);
+}
+
+TensorData bias_i32(const std::vector<int32_t>& b) {
+  return TensorData::of({static_cast<int64_t>(b.size())}, b, DType::kI32, true);
+}
+
+// The spec's requantization and fused clamp, written out: M = (s_x * s_w) / s_y and v = float(acc) * M
+// in float32, then rne (by hand) + zp_y, saturate, clamp.
+int8_t requant_naive(int64_t acc, float s_x, float s_w, float s_y, int32_t zp_y, const std::string& act, float amin,
+                     float amax) {
+  EXPECT_TRUE(acc >= INT32_MIN && acc <= INT32_MAX);
+  const float m = (s_x * s_w) / s_y;
+  const float v = static_cast<float>(acc) * m;
+  int32_t y = rne_zp_naive(v, zp_y);
+  if (act == "Relu") y = std::max(y, zp_y);
+  if (act == "Clip") {
+    y = std::max<int32_t>(y, quantize_naive(amin, qp(s_y, zp_y)));
+    y = std::min<int32_t>(y, quantize_naive(amax, qp(s_y, zp_y)));
+  }
+  return static_cast<int8_t>(y);
+}
+
+// ------------------------------------------------------------------ hand-computed cases
+
+TEST(ConvInt8Ref, HandComputedTiesToEven) {
+  // x - zp_x = [[0, 1, 3], [-1, 2, 0], [-2, 0, 5]] (zp_x = 1), w = [[1, -1], [2, 1]], bias 2:
+  // acc = {-1, 2, -7, 7} + 2 = {1, 4, -5, 9}; M = (0.5 * 1) / 1 = 0.5: {0.5, 2, -2.5, 4.5}
+  // -> rne {0, 2, -2, 4} -> + zp_y 3 = {3, 5, 1, 7}.
+  OpResult r = run_op(OpId::Conv, A(),
+                      {q8({1, 1, 3, 3}, {1, 2, 4, 0, 3, 1, -1, 1, 6}, qp(0.5f, 1)),
+                       weights({1, 1, 2, 2}, {1, -1, 2, 1}, {1.f}, 0), bias_i32({2})},
+                      1, "ref", 1, {qp(1.f, 3)});
+  ASSERT_OK(r.status);
+  EXPECT_EQ(r.kernel_name, "ref_int8");
+  EXPECT_EQ(r.outputs[0].dtype, DType::kI8);
+  EXPECT_EQ(r.outputs[0].shape, Shape({1, 1, 2, 2}));
+  EXPECT_EQ(out_i8(r), (std::vector<int8_t>{3, 5, 1, 7}));
+}
+
+TEST(ConvInt8Ref, HandComputedPaddingTapsAreSkipped) {
+  // Same x and w, pads 1, stride 2, no bias: only taps inside the input count (padding with
+  // zp_x, not with 0). acc = {0, 2*1 + 1*3, -1*-1 + 1*-2, 1*2 + 1*5} = {0, 5, -1, 7};
+  // * 0.5 = {0, 2.5, -0.5, 3.5} -> {0, 2, 0, 4} -> + zp_y -1 = {-1, 1, -1, 3}.
+  OpResult r = run_op(OpId::Conv, A().ints("pads", {1, 1, 1, 1}).ints("strides", {2, 2}),
+                      {q8({1, 1, 3, 3}, {1, 2, 4, 0, 3, 1, -1, 1, 6}, qp(0.5f, 1)),
+                       weights({1, 1, 2, 2}, {1, -1, 2, 1}, {1.f}, 0)},
+                      1, "ref", 1, {qp(1.f, -1)});
+  ASSERT_OK(r.status);
+  EXPECT_EQ(out_i8(r), (std::vector<int8_t>{-1, 1, -1, 3}));
+}
+
+TEST(ConvInt8Ref, HandComputedSaturationAndPerChannel) {
+  // Two output channels with weights 127 and -127, M = 100 and 200: every output saturates.
+  OpResult r = run_op(OpId::Conv, A(),
+                      {q8({1, 1, 1, 2}, {127, -128}, qp(1.f, 0)),
+                       weights({2, 1, 1, 1}, {127, -127}, {1.f, 2.f}, 0)},
+                      1, "ref", 1, {qp(0.01f, 10)});
+  ASSERT_OK(r.status);
+  EXPECT_EQ(out_i8(r), (std::vector<int8_t>{127, -128, -128, 127}));
+
+  // Per-channel scales that keep the values in range: acc = x * w, M = {0.25, 1}.
+  OpResult r2 = run_op(OpId::Conv, A(),
+                       {q8({1, 1, 1, 3}, {6, -10, 3}, qp(0.5f, 0)), weights({2, 1, 1, 1}, {3, -2}, {0.5f, 2.f}, 0)},
+                       1, "ref", 1, {qp(1.f, 0)});
+  ASSERT_OK(r2.status);
+  // ch0: {18, -30, 9} * 0.25 = {4.5, -7.5, 2.25} -> {4, -8, 2}; ch1: {-12, 20, -6} * 1.
+  EXPECT_EQ(out_i8(r2), (std::vector<int8_t>{4, -8, 2, -12, 20, -6}));
+}
+
+TEST(ConvInt8Ref, HandComputedFusedReluAndClip) {
+  // acc = x - zp_x = {-4, -1, 0, 3, 8}, M = 1, zp_y = 2: y = {-2, 1, 2, 5, 10}.
+  const TensorData x = q8({1, 1, 1, 5}, {-3, 0, 1, 4, 9}, qp(1.f, 1));
+  const TensorData w = weights({1, 1, 1, 1}, {1}, {1.f}, 0);
+  OpResult relu = run_op(OpId::Conv, A().s("fused_act", "Relu"), {x, w}, 1, "ref", 1, {qp(1.f, 2)});
+  ASSERT_OK(relu.status);
+  EXPECT_EQ(out_i8(relu), (std::vector<int8_t>{2, 2, 2, 5, 10}));  // clamped to [zp_y, 127]
+  // Clip(-1.5, 4.5) in the output domain: quantize(-1.5) = rne(-1.5) + 2 = 0, quantize(4.5) = 4 + 2 = 6.
+  OpResult clip = run_op(OpId::Conv, A().s("fused_act", "Clip").f("fused_alpha", -1.5f).f("fused_beta", 4.5f),
+                         {x, w}, 1, "ref", 1, {qp(1.f, 2)});
+  ASSERT_OK(clip.status);
+  EXPECT_EQ(out_i8(clip), (std::vector<int8_t>{0, 1, 2, 5, 6}));
+  // min > max: the upper bound wins, as in the float Clip.
+  OpResult crossed = run_op(OpId::Conv, A().s("fused_act", "Clip").f("fused_alpha", 5.f).f("fused_beta", 1.f),
+                            {x, w}, 1, "ref", 1, {qp(1.f, 2)});
+  ASSERT_OK(crossed.status);
+  EXPECT_EQ(out_i8(crossed), (std::vector<int8_t>{3, 3, 3, 3, 3}));
+}
+
+TEST(ConvTransposeInt8Ref, HandComputedStride2) {
+  // 1-D, x = {2, -1}, w = {1, 2, 3}, stride 2: scatter gives {2, 4, 6 - 1, -2, -3};
+  // M = 1 / 2: {1, 2, 2.5, -1, -1.5} -> {1, 2, 2, -1, -2}.
+  OpResult r = run_op(OpId::ConvTranspose, A().ints("strides", {2}),
+                      {q8({1, 1, 2}, {2, -1}, qp(1.f, 0)), weights({1, 1, 3}, {1, 2, 3}, {1.f}, 1)}, 1, "ref", 1,
+                      {qp(2.f, 0)});
+  ASSERT_OK(r.status);
+  EXPECT_EQ(r.kernel_name, "ref_int8");
+  EXPECT_EQ(r.outputs[0].shape, Shape({1, 1, 5}));
+  EXPECT_EQ(out_i8(r), (std::vector<int8_t>{1, 2, 2, -1, -2}));
+}
+
+// ------------------------------------------------------------------ against the naive formula
+
+struct ConvCase {
+  std::string label;
+  bool transpose = false;
+  Shape x;  // N, C, spatial...
+  int64_t oc = 1, group = 1;
+  std::vector<int64_t> k, strides, dil, pads, out_pad;  // pads: begins then ends
+  int32_t zp_x = 0, zp_y = 0;
+  bool per_channel = true, bias = true;
+  std::string act;
+  float amin = 0.f, amax = 0.f;
+  bool ties = false;  // power-of-two scales and small values: many float(acc) * M at k + 0.5
+};
+
+void run_case(const ConvCase& cs, uint32_t seed) {
+  SCOPED_TRACE(cs.label);
+  std::mt19937 rng(seed);
+  auto uni = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  const size_t sp = cs.x.size() - 2;
+  const int64_t nb = cs.x[0], c_in = cs.x[1], oc = cs.oc, grp = cs.group;
+  const int64_t cg = c_in / grp, og = oc / grp;
+  Shape wshape = cs.transpose ? Shape{c_in, og} : Shape{oc, cg};
+  for (int64_t v : cs.k) wshape.push_back(v);
+  Shape yshape = {nb, oc};
+  for (size_t i = 0; i < sp; ++i) {
+    const int64_t ext = (cs.k[i] - 1) * cs.dil[i] + 1;
+    if (cs.transpose)
+      yshape.push_back(cs.strides[i] * (cs.x[2 + i] - 1) + cs.out_pad[i] + ext - cs.pads[i] - cs.pads[sp + i]);
+    else
+      yshape.push_back((cs.x[2 + i] + cs.pads[i] + cs.pads[sp + i] - ext) / cs.strides[i] + 1);
+  }
+  std::vector<int8_t> x(static_cast<size_t>(shape_numel(cs.x))), w(static_cast<size_t>(shape_numel(wshape)));
+  for (auto& v : x) v = static_cast<int8_t>(cs.ties ? std::clamp(cs.zp_x + uni(-5, 5), -128, 127) : uni(-128, 127));
+  for (auto& v : w) v = static_cast<int8_t>(cs.ties ? uni(-3, 3) : uni(-127, 127));
+  std::vector<int32_t> bias(static_cast<size_t>(oc));
+  for (auto& v : bias) v = !cs.bias ? 0 : cs.ties ? uni(-20, 20) : uni(-20000, 20000);
+
+  // Naive accumulators over 3 spatial slots (leading ones for 1-D and 2-D).
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, ks[3] = {1, 1, 1}, st[3] = {1, 1, 1}, dl[3] = {1, 1, 1},
+          pb[3] = {0, 0, 0};
+  for (size_t i = 0; i < sp; ++i) {
+    const size_t j = 3 - sp + i;
+    in[j] = cs.x[2 + i];
+    out[j] = yshape[2 + i];
+    ks[j] = cs.k[i];
+    st[j] = cs.strides[i];
+    dl[j] = cs.dil[i];
+    pb[j] = cs.pads[i];
+  }
+  const int64_t opix = out[0] * out[1] * out[2], ipix = in[0] * in[1] * in[2], taps = ks[0] * ks[1] * ks[2];
+  std::vector<int64_t> acc(static_cast<size_t>(nb * oc * opix), 0);
+  auto acc_at = [&](int64_t b, int64_t o, int64_t d, int64_t h, int64_t ww) -> int64_t& {
+    return acc[static_cast<size_t>((b * oc + o) * opix + (d * out[1] + h) * out[2] + ww)];
+  };
+  auto x_at = [&](int64_t b, int64_t c, int64_t d, int64_t h, int64_t ww) {
+    return static_cast<int64_t>(x[static_cast<size_t>((b * c_in + c) * ipix + (d * in[1] + h) * in[2] + ww)]) - cs.zp_x;
+  };
+  for (int64_t b = 0; b < nb; ++b) {
+    if (!cs.transpose) {
+      // Conv, gather: out position o reads in o * stride - pad + t * dilation.
+      for (int64_t o = 0; o < oc; ++o)
+        for (int64_t od = 0; od < out[0]; ++od)
+          for (int64_t oh = 0; oh < out[1]; ++oh)
+            for (int64_t ow = 0; ow < out[2]; ++ow) {
+              int64_t s = bias[static_cast<size_t>(o)];
+              for (int64_t ci = 0; ci < cg; ++ci)
+                for (int64_t kd = 0; kd < ks[0]; ++kd)
+                  for (int64_t kh = 0; kh < ks[1]; ++kh)
+                    for (int64_t kw = 0; kw < ks[2]; ++kw) {
+                      const int64_t id = od * st[0] - pb[0] + kd * dl[0], ih = oh * st[1] - pb[1] + kh * dl[1],
+                                    iw = ow * st[2] - pb[2] + kw * dl[2];
+                      if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1] || iw < 0 || iw >= in[2]) continue;
+                      const int64_t wv = w[static_cast<size_t>((o * cg + ci) * taps + (kd * ks[1] + kh) * ks[2] + kw)];
+                      s += x_at(b, (o / og) * cg + ci, id, ih, iw) * wv;
+                    }
+              acc_at(b, o, od, oh, ow) = s;
+            }
+    } else {
+      // ConvTranspose, scatter: input i through tap t lands on i * stride - pad + t * dilation.
+      for (int64_t o = 0; o < oc; ++o)
+        for (int64_t od = 0; od < out[0]; ++od)
+          for (int64_t oh = 0; oh < out[1]; ++oh)
+            for (int64_t ow = 0; ow < out[2]; ++ow) acc_at(b, o, od, oh, ow) = bias[static_cast<size_t>(o)];
+      for (int64_t c = 0; c < c_in; ++c)
+        for (int64_t j = 0; j < og; ++j) {
+          const int64_t o = (c / cg) * og + j;
+          for (int64_t id = 0; id < in[0]; ++id)
+            for (int64_t ih = 0; ih < in[1]; ++ih)
+              for (int64_t iw = 0; iw < in[2]; ++iw)
+                for (int64_t kd = 0; kd < ks[0]; ++kd)
+                  for (int64_t kh = 0; kh < ks[1]; ++kh)
+                    for (int64_t kw = 0; kw < ks[2]; ++kw) {
+                      const int64_t od = id * st[0] - pb[0] + kd * dl[0], oh = ih * st[1] - pb[1] + kh * dl[1],
+                                    ow = iw * st[2] - pb[2] + kw * dl[2];
+                      if (od < 0 || od >= out[0] || oh < 0 || oh >= out[1] || ow < 0 || ow >= out[2]) continue;
+                      const int64_t wv = w[static_cast<size_t>((c * og + j) * taps + (kd * ks[1] + kh) * ks[2] + kw)];
+                      acc_at(b, o, od, oh, ow) += x_at(b, c, id, ih, iw) * wv;
+                    }
+        }
+    }
+  }
+
+  // Scales: ties use powers of two (M in {1/2, 1/4, 1/8}); otherwise s_y puts most outputs in range.
+  float s_x = cs.ties ? 0.5f : 0.0173f;
+  std::vector<float> s_w(cs.per_channel ? static_cast<size_t>(oc) : 1);
+  for (size_t c = 0; c < s_w.size(); ++c)
+    s_w[c] = cs.ties ? std::ldexp(1.f, -static_cast<int>(c % 3)) : 0.001f * static_cast<float>(uni(1, 40));
+  int64_t max_acc = 1;
+  for (int64_t a : acc) max_acc = std::max<int64_t>(max_acc, std::llabs(a));
+  const float s_y = cs.ties ? 1.f : s_x * s_w[0] * static_cast<float>(max_acc) / 90.f;
+
+  std::vector<int8_t> want(acc.size());
+  int ties = 0, saturated = 0;
+  for (size_t i = 0; i < acc.size(); ++i) {
+    const size_t c = (i / static_cast<size_t>(opix)) % static_cast<size_t>(oc);
+    const float sw = s_w.size() == 1 ? s_w[0] : s_w[c];
+    want[i] = requant_naive(acc[i], s_x, sw, s_y, cs.zp_y, cs.act, cs.amin, cs.amax);
+    const float v = static_cast<float>(acc[i]) * ((s_x * sw) / s_y);
+    if (v - std::floor(v) == 0.5f) ++ties;
+    if (want[i] == 127 || want[i] == -128) ++saturated;
+  }
+  if (cs.ties) EXPECT_GT(ties, 10) << "too few exact .5 products";
+
+  Attrs at;
+  at.set_ints("strides", cs.strides);
+  at.set_ints("dilations", cs.dil);
+  at.set_ints("pads", cs.pads);
+  at.set_int("group", cs.group);
+  if (cs.transpose) at.set_ints("output_padding", cs.out_pad);
+  if (!cs.act.empty()) {
+    at.set_string("fused_act", cs.act);
+    if (cs.act == "Clip") {
+      at.set_float("fused_alpha", cs.amin);
+      at.set_float("fused_beta", cs.amax);
+    }
+  }
+  std::vector<TensorData> inputs = {q8(cs.x, x, qp(s_x, cs.zp_x)),
+                                    weights(wshape, w, s_w, cs.transpose ? 1 : 0)};
+  if (cs.bias) {
+    TensorData b = bias_i32(bias);
+    b.quant = per_axis(std::vector<float>(s_w.size(), 0.f), 0);
+    for (size_t c = 0; c < s_w.size(); ++c) b.quant.scale[c] = s_x * s_w[c];
+    inputs.push_back(b);
+  }
+  OpResult r = run_op(cs.transpose ? OpId::ConvTranspose : OpId::Conv, at, inputs, 1, "ref", 1, {qp(s_y, cs.zp_y)});
+  ASSERT_OK(r.status);
+  EXPECT_EQ(r.kernel_name, "ref_int8");
+  ASSERT_EQ(r.outputs[0].shape, yshape);
+  const std::vector<int8_t> got = out_i8(r);
+  size_t bad = 0, first = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    if (got[i] != want[i] && bad++ == 0) first = i;
+  EXPECT_EQ(bad, 0u) << "first mismatch at " << first << ": got " << int(got[first]) << " want " << int(want[first])
+                     << " (acc " << acc[first] << ")";
+}
+
+ConvCase conv(const std::string& label, Shape x, int64_t oc, int64_t group, std::vector<int64_t> k,
+              std::vector<int64_t> strides, std::vector<int64_t> dil, std::vector<int64_t> pads) {
+  ConvCase c;
+  c.label = label;
+  c.x = std::move(x);
+  c.oc = oc;
+  c.group = group;
+  c.k = std::move(k);
+  c.strides = std::move(strides);
+  c.dil = std::move(dil);
+  c.pads = std::move(pads);
+  c.out_pad.assign(c.k.size(), 0);
+  return c;
+}
+
+std::vector<ConvCase> conv_cases() {
+  std::vector<ConvCase> v;
+  v.push_back(conv("basic_3x3_pad1", {1, 3, 6, 7}, 4, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}));
+  v.back().zp_x = 5;
+  v.back().zp_y = -7;
+  v.push_back(conv("stride_asym_pads_per_tensor", {1, 4, 9, 8}, 5, 1, {3, 2}, {2, 3}, {1, 1}, {0, 1, 2, 0}));
+  v.back().zp_x = -128;
+  v.back().per_channel = false;
+  v.push_back(conv("dilation_batch2", {2, 2, 8, 8}, 3, 1, {3, 3}, {1, 1}, {2, 1}, {2, 1, 2, 1}));
+  v.back().zp_x = 127;
+  v.back().zp_y = 33;
+  v.push_back(conv("group2", {1, 4, 5, 5}, 6, 2, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}));
+  v.back().zp_x = -17;
+  v.push_back(conv("depthwise_stride2", {1, 6, 7, 7}, 6, 6, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}));
+  v.back().zp_x = 9;
+  v.push_back(conv("depthwise_mult2", {1, 6, 6, 5}, 12, 6, {3, 3}, {1, 1}, {1, 1}, {1, 0, 1, 0}));
+  v.back().zp_x = -3;
+  v.push_back(conv("conv1d", {2, 3, 11}, 4, 1, {4}, {2}, {1}, {1, 2}));
+  v.back().zp_x = 1;
+  v.push_back(conv("conv3d", {1, 2, 4, 5, 3}, 3, 1, {2, 3, 2}, {1, 2, 1}, {1, 1, 1}, {1, 0, 1, 0, 1, 1}));
+  v.back().zp_x = -64;
+  v.push_back(conv("pads_beyond_kernel", {1, 2, 4, 4}, 2, 1, {2, 2}, {1, 1}, {1, 1}, {3, 3, 3, 3}));
+  v.back().zp_x = 77;
+  v.push_back(conv("no_bias_relu", {1, 3, 6, 6}, 4, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}));
+  v.back().bias = false;
+  v.back().act = "Relu";
+  v.back().zp_y = -20;
+  v.push_back(conv("clip", {1, 3, 6, 6}, 4, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}));
+  v.back().act = "Clip";
+  v.back().amin = -0.7f;
+  v.back().amax = 1.3f;
+  v.push_back(conv("clip_inf", {1, 3, 6, 6}, 4, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}));
+  v.back().act = "Clip";
+  v.back().amin = -kInf;
+  v.back().amax = kInf;
+  v.push_back(conv("ties", {1, 8, 6, 6}, 6, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}));
+  v.back().ties = true;
+  v.back().zp_x = 11;
+  v.back().zp_y = 3;
+  v.push_back(conv("ties_depthwise", {1, 8, 6, 6}, 8, 8, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}));
+  v.back().ties = true;
+  v.back().zp_x = -5;
+
+  v.push_back(conv("convT_stride2_pads_outpad", {1, 3, 4, 5}, 2, 1, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}));
+  v.back().transpose = true;
+  v.back().out_pad = {1, 0};
+  v.back().zp_x = 13;
+  v.back().zp_y = -9;
+  v.push_back(conv("convT_group2_per_tensor", {1, 4, 3, 3}, 6, 2, {2, 3}, {2, 1}, {1, 2}, {0, 1, 1, 0}));
+  v.back().transpose = true;
+  v.back().per_channel = false;
+  v.back().zp_x = -100;
+  v.push_back(conv("convT_1d_stride3_relu", {2, 2, 5}, 3, 1, {3}, {3}, {1}, {2, 0}));
+  v.back().transpose = true;
+  v.back().act = "Relu";
+  v.back().zp_x = 3;
+  v.back().zp_y = 4;
+  v.push_back(conv("convT_ties", {1, 4, 3, 3}, 3, 1, {3, 3}, {2, 2}, {1, 1}, {0, 0, 0, 0}));
+  v.back().transpose = true;
+  v.back().ties = true;
+  v.back().zp_x = 7;
+  return v;
+}
+
+TEST(ConvInt8Ref, MatchesNaiveFormula) {
+  uint32_t seed = 100;
+  for (const ConvCase& c : conv_cases()) run_case(c, seed++);
+}
+
+TEST(ConvInt8Ref, SaturatesAtBothEnds) {
+  // s_y far below the accumulator range: most outputs sit at -128 or 127.
+  std::mt19937 rng(7);
+  std::vector<int8_t> x(100), w(3 * 4 * 9);
+  for (auto& v : x) v = static_cast<int8_t>(std::uniform_int_distribution<int>(-128, 127)(rng));
+  for (auto& v : w) v = static_cast<int8_t>(std::uniform_int_distribution<int>(-127, 127)(rng));
+  OpResult r = run_op(OpId::Conv, A().ints("pads", {1, 1, 1, 1}),
+                      {q8({1, 4, 5, 5}, x, qp(0.1f, 2)), weights({3, 4, 3, 3}, w, {0.1f}, 0)}, 1, "ref", 1,
+                      {qp(0.001f, 5)});
+  ASSERT_OK(r.status);
+  int lo = 0, hi = 0;
+  for (int8_t v : out_i8(r)) {
+    lo += v == -128;
+    hi += v == 127;
+  }
+  EXPECT_GT(lo, 10);
+  EXPECT_GT(hi, 10);
+  EXPECT_EQ(lo + hi, 75) << "an output escaped saturation";
+}
+
+// ------------------------------------------------------------------ infer
+
+TEST(ConvInt8Infer, AcceptsQuantizedFormAndIsIdempotent) {
+  Graph g;
+  Node n;
+  n.name = "qconv";
+  n.op = OpId::Conv;
+  const int x = g.add_tensor("x", {1, 2, 5, 5}, DType::kI8);
+  g.tensor(x).quant = qp(0.1f, 3);
+  std::vector<int8_t> wv(3 * 2 * 9, 1);
+  const int w = g.add_const("w", {3, 2, 3, 3}, DType::kI8, wv.data(), wv.size());
+  g.tensor(w).quant = per_axis({0.1f, 0.2f, 0.3f}, 0);
+  const std::vector<int32_t> bv = {1, 2, 3};
+  const int b = g.add_const("b", {3}, DType::kI32, bv.data(), bv.size() * 4);
+  const int y = g.add_tensor("y", {}, DType::kF32);  // the converter may leave the dtype: infer sets int8
+  g.tensor(y).quant = qp(0.5f, -2);
+  n.inputs = {x, w, b};
+  n.outputs = {y};
+  n.attrs.set_string("auto_pad", "SAME_UPPER");
+  n.attrs.set_string("fused_act", "Clip");
+  ASSERT_OK(find_op(n.op)->infer(g, n));
+  EXPECT_EQ(g.tensor(y).dtype, DType::kI8);
+  EXPECT_EQ(g.tensor(y).shape, Shape({1, 3, 5, 5}));
+  EXPECT_EQ(n.attrs.get_ints("pads"), (std::vector<int64_t>{1, 1, 1, 1}));
+  expect_reinfer_unchanged(g, n);
+  EXPECT_TRUE(same_params(g.tensor(y).quant, qp(0.5f, -2)));
+}
+
+// A quantized Conv/ConvTranspose whose parts can be swapped for broken ones.
+struct QConv {
+  OpId op = OpId::Conv;
+  TensorData x = q8({1, 2, 4, 4}, std::vector<int8_t>(32, 1), qp(0.1f, 0));
+  TensorData w = q8({2, 2, 3, 3}, std::vector<int8_t>(36, 1), qp(0.05f, 0), true);
+  TensorData b = TensorData::none();
+  QuantParams y = qp(0.2f, 0);
+  Attrs attrs;
+  Status infer() const {
+    std::vector<TensorData> in = {x, w};
+    if (!b.absent) in.push_back(b);
+    return run_op(op, attrs, in, 1, "ref", 1, {y}).status;
+  }
+};
+
+TEST(ConvInt8Infer, RefusesFormsTheKernelDoesNotHandle) {
+  const std::string conv = "Conv_under_test", convt = "ConvTranspose_under_test";
+  {
+    QConv c;
+    ASSERT_OK(c.infer());  // the base case is valid
+  }
+  {  // int8 activation without parameters
+    QConv c;
+    c.x.quant = QuantParams();
+    expect_invalid_model(c.infer(), "must be a quantized int8 tensor", conv);
+  }
+  {  // float activation with quantized weights and output
+    QConv c;
+    c.x = f32({1, 2, 4, 4}, std::vector<float>(32, 0.f));
+    expect_invalid_model(c.infer(), "must be a quantized int8 tensor", conv);
+  }
+  {  // per-channel parameters on the activation
+    QConv c;
+    c.x.quant = per_axis({0.1f, 0.2f}, 1);
+    expect_invalid_model(c.infer(), "must be quantized per tensor", conv);
+  }
+  {  // missing output parameters
+    QConv c;
+    c.y = QuantParams();
+    expect_invalid_model(c.infer(), "has no quantization parameters", conv);
+  }
+  {  // per-channel output
+    QConv c;
+    c.y = per_axis({0.1f, 0.2f}, 1);
+    expect_invalid_model(c.infer(), "must be quantized per tensor", conv);
+  }
+  {  // per-channel weights on the wrong axis
+    QConv c;
+    c.w.quant = per_axis({0.1f, 0.2f}, 1);
+    expect_invalid_model(c.infer(), "per-axis parameters on axis 1", conv);
+  }
+  {  // asymmetric weights
+    QConv c;
+    c.w.quant = qp(0.05f, 3);
+    expect_invalid_model(c.infer(), "symmetric", conv);
+  }
+  {  // weights computed at run time
+    QConv c;
+    c.w.is_const = false;
+    expect_invalid_model(c.infer(), "must be an int8 constant", conv);
+  }
+  {  // float weights
+    QConv c;
+    c.w = f32({2, 2, 3, 3}, std::vector<float>(36, 0.f), true);
+    expect_invalid_model(c.infer(), "must be an int8 constant", conv);
+  }
+  {  // -128 in the weights
+    QConv c;
+    std::vector<int8_t> wv(36, 1);
+    wv[20] = -128;
+    c.w = q8({2, 2, 3, 3}, wv, qp(0.05f, 0), true);
+    expect_invalid_model(c.infer(), "-128", conv);
+  }
+  {  // float bias
+    QConv c;
+    c.b = f32({2}, {0.f, 0.f}, true);
+    expect_invalid_model(c.infer(), "must be an int32 constant", conv);
+  }
+  {  // non-constant bias
+    QConv c;
+    c.b = TensorData::of({2}, std::vector<int32_t>{0, 0}, DType::kI32, false);
+    expect_invalid_model(c.infer(), "must be an int32 constant", conv);
+  }
+  {  // bias with a zero point
+    QConv c;
+    c.b = bias_i32({0, 0});
+    c.b.quant = qp(0.005f, 1);
+    expect_invalid_model(c.infer(), "zero point 1", conv);
+  }
+  {  // an accumulator that could overflow int32: 18 products plus a bias near INT32_MAX
+    QConv c;
+    c.b = bias_i32({INT32_MAX - 1000, 0});
+    expect_invalid_model(c.infer(), "could overflow", conv);
+  }
+  {  // a fused activation that is not a clamp
+    QConv c;
+    c.attrs.set_string("fused_act", "LeakyRelu");
+    expect_invalid_model(c.infer(), "not allowed on a quantized node", conv);
+  }
+  {  // Relu and Clip are fine
+    QConv c;
+    c.attrs.set_string("fused_act", "Relu");
+    EXPECT_OK(c.infer());
+  }
+  {  // ConvTranspose: per-channel weights along axis 1 with group 1 are fine ...
+    QConv c;
+    c.op = OpId::ConvTranspose;
+    c.w = q8({2, 3, 3, 3}, std::vector<int8_t>(54, 1), per_axis({0.1f, 0.2f, 0.3f}, 1), true);
+    EXPECT_OK(c.infer());
+    // ... not along axis 0 (input channels) ...
+    c.w.quant = per_axis({0.1f, 0.2f}, 0);
+    expect_invalid_model(c.infer(), "per-axis parameters on axis 0", convt);
+  }
+  {  // ... and not with group 2 (axis 1 holds M / group channels)
+    QConv c;
+    c.op = OpId::ConvTranspose;
+    c.attrs.set_int("group", 2);
+    c.w = q8({2, 3, 3, 3}, std::vector<int8_t>(54, 1), per_axis({0.1f, 0.2f, 0.3f}, 1), true);
+    expect_invalid_model(c.infer(), "per-axis parameters on axis 1", convt);
+    c.w.quant = qp(0.1f, 0);
+    EXPECT_OK(c.infer());
+  }
+}
+
+TEST(ConvInt8Infer, FloatConvIsUnchanged) {
+  OpResult r = run_op(OpId::Conv, A(), {f32({1, 1, 2, 2}, {1.f, 2.f, 3.f, 4.f}), f32({1, 1, 1, 1}, {2.f}, true)}, 1,
+                      "ref");
+  ASSERT_OK(r.status);
+  EXPECT_EQ(r.kernel_name, "ref");
+  EXPECT_EQ(r.outputs[0].dtype, DType::kF32);
+  EXPECT_EQ(r.outputs[0].as<float>(), (std::vector<float>{2.f, 4.f, 6.f, 8.f}));
+}
+
+}  // namespace
+}  // namespace orknn
