@@ -8,7 +8,9 @@
 #   --build      build tree with rknn_convert and bench/rknn_bench (default: build)
 #   --models     default: the nine test models (docs/benchmarks.md)
 #   --repeat     passes over all configurations; the table keeps each one's least disturbed pass
-#   --precision  float storage of the converted models (default fp16, the runtime's default)
+#   --precision  fp16 (default, the runtime's float default), fp32, or int8: our models quantized on
+#                the calibration sets (WORK_DIR/calib), compared with ONNX Runtime on NAME_qdq.onnx
+#                (its fused INT8 kernels) where the preparation made one, else on the float model
 #   --out        raw JSON lines (default: WORK_DIR/bench/results.jsonl)
 # Models come from scripts/prepare_test_models.sh (WORK_DIR = $ORKNN_MODELS_DIR or tests/models/work);
 # they are converted to WORK_DIR/bench/NAME.PRECISION.rknn when missing or older than the ONNX file or
@@ -45,7 +47,7 @@ while [ $# -gt 0 ]; do
     *) die "unknown option $1 (see --help)" ;;
   esac
 done
-case "$PRECISION" in fp16|fp32) ;; *) die "--precision must be fp16 or fp32" ;; esac
+case "$PRECISION" in fp16|fp32|int8) ;; *) die "--precision must be fp16, fp32 or int8" ;; esac
 
 # Input shape of each model (graph input name = dims): the PP-OCR models have dynamic dims, pinned here
 # for both runtimes alike.
@@ -56,6 +58,21 @@ input_shape() {
     ppocr_cls) echo "x=1x3x48x192" ;;
     *) echo "input=1x3x224x224" ;;
   esac
+}
+
+# INT8 conversion options of each model: calibration list (prepare_test_models.sh), the runtime's
+# UINT8 normalisation of the images in it, and the calibration algorithm the model tests use.
+int8_options() {
+  case "$1" in
+    ppocrv4_det) echo "--dataset $WORK_DIR/calib/ppocrv4_det.txt --algorithm mmse --mean 123.675,116.28,103.53 --std 58.395,57.12,57.375" ;;
+    ppocrv4_rec|ppocr_cls) echo "--dataset $WORK_DIR/calib/ppocrv4_rec.txt --algorithm mmse --mean 127.5,127.5,127.5 --std 127.5,127.5,127.5" ;;
+    *) echo "--dataset $WORK_DIR/calib/torchvision.txt" ;;
+  esac
+}
+# The ONNX model ONNX Runtime runs: the QDQ INT8 version in int8 mode when there is one.
+ort_model() {
+  if [ "$PRECISION" = int8 ] && [ -f "$WORK_DIR/${1}_qdq.onnx" ]; then echo "$WORK_DIR/${1}_qdq.onnx"
+  else echo "$WORK_DIR/$1.onnx"; fi
 }
 
 CONVERT="$BUILD/rknn_convert"
@@ -78,15 +95,21 @@ for m in "${MODEL_LIST[@]}"; do
     shape="$(input_shape "$m")"
     echo "converting $m ($PRECISION)" >&2
     dims="${shape#*=}"
-    "$CONVERT" "$onnx" -o "$rknn.tmp" -t rk3588 --input-shape "${shape%%=*}=${dims//x/,}" --float-precision "$PRECISION" -q >&2 ||
-      die "rknn_convert failed on $onnx"
+    if [ "$PRECISION" = int8 ]; then
+      # shellcheck disable=SC2046  # the options are words
+      "$CONVERT" "$onnx" -o "$rknn.tmp" -t rk3588 --input-shape "${shape%%=*}=${dims//x/,}" --quantize $(int8_options "$m") -q >&2 ||
+        die "rknn_convert --quantize failed on $onnx"
+    else
+      "$CONVERT" "$onnx" -o "$rknn.tmp" -t rk3588 --input-shape "${shape%%=*}=${dims//x/,}" --float-precision "$PRECISION" -q >&2 ||
+        die "rknn_convert failed on $onnx"
+    fi
     mv "$rknn.tmp" "$rknn"
   fi
 done
 
 # ---- measure ----------------------------------------------------------------------------------------
 run_ort() {  # MODEL THREADS
-  node "$ROOT/bench/ort_bench.js" "$WORK_DIR/$1.onnx" --shape "$(input_shape "$1")" --threads "$2" \
+  node "$ROOT/bench/ort_bench.js" "$(ort_model "$1")" --shape "$(input_shape "$1")" --threads "$2" \
     --iters "$ITERS" --warmup "$WARMUP" --min-time-ms "$MIN_TIME_MS" --label "$1"
 }
 run_ours() {  # MODEL THREADS
@@ -115,6 +138,9 @@ done
 
 echo "raw results: $OUT" >&2
 echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "our models: $PRECISION storage; ONNX Runtime $(node -p "require('$ROOT/tests/models/node_modules/onnxruntime-node/package.json').version")"
+if [ "$PRECISION" = int8 ]; then
+  echo "our models: INT8 (calibrated); ONNX Runtime on NAME_qdq.onnx where it exists (resnet18, mobilenet_v2), else fp32; ONNX Runtime \
+$(node -p "require('$ROOT/tests/models/node_modules/onnxruntime-node/package.json').version")"
+else echo "our models: $PRECISION storage; ONNX Runtime $(node -p "require('$ROOT/tests/models/node_modules/onnxruntime-node/package.json').version")"; fi
 echo
 node "$ROOT/bench/bench_table.js" "$OUT"

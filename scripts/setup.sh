@@ -15,6 +15,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev            # tests and microbenchmarks
   libonnx-testdata                                      # ONNX backend node tests
   python3-torch python3-torchvision                     # test model export (PyTorch outputs)
+  python3-onnx python3-numpy                            # QDQ test models, calibration sets
   nodejs npm                                            # ONNX Runtime reference
   fonts-dejavu-core python3-pil                         # rendered text (OCR tests, demo)
 )

@@ -200,10 +200,11 @@ void require_list(const std::string& list) {
 constexpr int kClassifierTests = 4;  // make_calibration_sets.py: TORCHVISION_TEST
 constexpr size_t kClassifierInputBytes = 3 * 224 * 224 * sizeof(float);
 
-ConvertOptions classifier_int8_options() {
+ConvertOptions classifier_int8_options(const std::string& algorithm = "normal") {
   ConvertOptions opts;
   opts.quant.enabled = true;
   opts.quant.dataset = calib_dir() + "/torchvision.txt";
+  opts.quant.algorithm = algorithm;
   return opts;
 }
 
@@ -220,13 +221,13 @@ int result_count() { return testing::UnitTest::GetInstance()->current_test_info(
 
 // One classifier: cosine >= min_cosine on every held-out input (checked here), and the number of
 // inputs with the float model's top-1 class added to *same_top1 / *compared.
-void check_classifier(const std::string& name, double min_cosine_bound, const std::vector<Input>& inputs,
-                      int* same_top1, int* compared) {
+void check_classifier(const std::string& name, const std::string& algorithm, double min_cosine_bound,
+                      const std::vector<Input>& inputs, int* same_top1, int* compared) {
   const int start = result_count();
   const std::string onnx = models_dir() + "/" + name + ".onnx";
   const Converted* fp = cached_convert(name + "/fp16", onnx, ConvertOptions());
   if (fatal_failure_since(start)) return;
-  const Converted* q = cached_convert(name + "/int8", onnx, classifier_int8_options());
+  const Converted* q = cached_convert(name + "/int8-" + algorithm, onnx, classifier_int8_options(algorithm));
   if (fatal_failure_since(start)) return;
   EXPECT_EQ(q->report.calibration_samples, 8) << name << ": calib/torchvision.txt lists 8 samples";
   expect_mostly_int8(name + " int8", q->report);
@@ -274,16 +275,19 @@ TEST(Int8Classifiers, AgreeWithFloatModelsOnHeldOutInputs) {
   // 0.978 from the float model on the reference input (ort_reference.js prints it), and a quick
   // PyTorch fake-quantization (per-channel weights, per-tensor min/max activations) gave 0.967-0.973
   // on these held-out inputs, with no single layer to blame (keeping any one Conv in float gained at
-  // most 0.005). Measured here: 0.974-0.980 (normal and mmse calibration alike). Its bound is set
-  // below that; the other models keep the issue's.
+  // most 0.005). Measured here: 0.974-0.980 with normal and mmse calibration, 0.9783-0.9803 with kl
+  // (the best of the three, used here). Its bound is set just below that; the other models keep the
+  // issue's.
   struct Case {
     const char* name;
+    const char* algorithm;
     double min_cosine;
   };
-  const Case cases[] = {{"resnet18", 0.98},      {"mobilenet_v2", 0.97},       {"mobilenet_v3_small", 0.98},
-                        {"squeezenet1_1", 0.98}, {"shufflenet_v2_x1_0", 0.98}, {"efficientnet_b0", 0.98}};
+  const Case cases[] = {{"resnet18", "normal", 0.98},      {"mobilenet_v2", "kl", 0.975},
+                        {"mobilenet_v3_small", "normal", 0.98}, {"squeezenet1_1", "normal", 0.98},
+                        {"shufflenet_v2_x1_0", "normal", 0.98}, {"efficientnet_b0", "normal", 0.98}};
   int same_top1 = 0, compared = 0;
-  for (const Case& c : cases) check_classifier(c.name, c.min_cosine, inputs, &same_top1, &compared);
+  for (const Case& c : cases) check_classifier(c.name, c.algorithm, c.min_cosine, inputs, &same_top1, &compared);
   std::printf("[  metrics ] int8 classifiers: same top-1 as fp16 on %d of %d (model, held-out input) pairs\n",
               same_top1, compared);
   // "Same top-1 on most inputs", counted over all models together: these nets have random weights,
