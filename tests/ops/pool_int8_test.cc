@@ -209,6 +209,39 @@ TEST(QuantWindowPoolRef, MatchesNaiveLoop) {
   }
 }
 
+// The oneDNN s8 MaxPool (nodes whose output keeps the input's parameters) must give exactly the
+// naive loop's codes, and be the kernel chosen for such nodes.
+TEST(QuantMaxPoolFast, OnednnS8MatchesNaiveLoopBitExactly) {
+  const std::vector<Pool2d> configs = {
+      {2, 2, 2, 2, 0, 0, 0, 0, 0, 0}, {3, 3, 2, 2, 1, 1, 1, 1, 0, 0}, {3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+      {3, 2, 2, 1, 1, 0, 2, 1, 0, 0}, {3, 3, 2, 2, 1, 1, 1, 1, 1, 0}, {2, 3, 1, 2, 0, 1, 1, 0, 0, 0, 2, 1},
+  };
+  const int64_t N = 2, C = 19, H = 11, W = 13;  // C: a tail for any SIMD width
+  uint32_t seed = 77;
+  bool used_onednn = false;
+  for (const Pool2d& c : configs) {
+    for (int threads : {1, 2}) {
+      const QuantParams q = qp(0.07f, -9);
+      const std::vector<int8_t> x = random_i8(static_cast<size_t>(N * C * H * W), seed++);
+      A attrs = A()
+                    .ints("kernel_shape", {c.kh, c.kw})
+                    .ints("strides", {c.sh, c.sw})
+                    .ints("pads", {c.pt, c.pl, c.pb, c.pr})
+                    .ints("dilations", {c.dh, c.dw})
+                    .i("ceil_mode", c.ceil);
+      OpResult r = run_op(OpId::MaxPool, attrs, {q8({N, C, H, W}, x, q)}, 1, "", threads, {q});
+      ASSERT_OK(r.status);
+      used_onednn |= r.kernel_name == "onednn_maxpool_s8";
+      int64_t oh = 0, ow = 0;
+      const std::vector<int8_t> want = naive_pool(true, x, N * C, H, W, c, q, q, &oh, &ow);
+      EXPECT_EQ(out_i8(r), want) << "kernel " << r.kernel_name << " k " << c.kh << "x" << c.kw << " threads " << threads;
+    }
+  }
+#ifdef ORKNN_WITH_ONEDNN
+  EXPECT_TRUE(used_onednn) << "the oneDNN s8 MaxPool was never chosen";
+#endif
+}
+
 // ---- infer ----
 
 TEST(QuantPoolInfer, OutputDtypeAndParamsAndIdempotence) {

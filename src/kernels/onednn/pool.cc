@@ -1,5 +1,11 @@
 // oneDNN fp32 MaxPool/AveragePool (pooling_v2: dilations) and GlobalAveragePool/GlobalMaxPool
-// (reduction over the spatial dims).
+// (reduction over the spatial dims), and int8 MaxPool.
+//
+// int8 MaxPool (quantized node whose output has its input's parameters): the maximum of the int8
+// codes is what docs/numerics.md specifies, and oneDNN's s8 max pooling computes exactly that
+// (padding never wins), so it is bit-exact with the reference. Nodes that requantize stay on the
+// reference kernel. oneDNN's int8 pooling JIT works on channels-last data only, so this kernel
+// reorders NCHW -> NHWC around it (cheap next to the plain-layout reference loop it replaces).
 //
 // ONNX ceil_mode is expressed as extra right padding: oneDNN derives the output size with floor,
 // so the right pad is grown until floor gives infer's (ceil) output size. For max pooling and for
@@ -81,9 +87,31 @@ PoolSetup pool_setup(const Graph& g, const Node& n) {
 
 // Pooling runs on the NCHW buffers: oneDNN's pooling has an NCHW JIT kernel, it cannot pick its own
 // source layout (format_tag::any), and reorders around a memory-bound op would only add traffic.
-dnnl::pooling_v2_forward::primitive_desc pool_pd(const PoolSetup& s) {
-  const memory::desc src = plain_f32(s.src);
-  const memory::desc dst = plain_f32(s.dst);
+memory::desc plain_desc(const memory::dims& dims, memory::data_type dt) {
+  return memory::desc(dims, dt, plain_strides(dims));
+}
+
+// Channels-last layout of N, C, spatial... dims (the layout oneDNN's int8 pooling JIT takes).
+memory::desc channels_last_desc(const memory::dims& dims, memory::data_type dt) {
+  memory::dims strides(dims.size());
+  memory::dim stride = 1;
+  strides[1] = stride;
+  stride *= dims[1];
+  for (size_t i = dims.size(); i-- > 2;) {
+    strides[i] = stride;
+    stride *= dims[i];
+  }
+  strides[0] = stride;
+  return memory::desc(dims, dt, strides);
+}
+
+memory::desc pool_act_desc(const memory::dims& dims, memory::data_type dt) {
+  return dt == memory::data_type::s8 ? channels_last_desc(dims, dt) : plain_desc(dims, dt);
+}
+
+dnnl::pooling_v2_forward::primitive_desc pool_pd(const PoolSetup& s, memory::data_type dt = memory::data_type::f32) {
+  const memory::desc src = pool_act_desc(s.src, dt);
+  const memory::desc dst = pool_act_desc(s.dst, dt);
   dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, s.alg, src, dst, s.strides, s.kernel,
                                    s.dilations, s.pad_l, s.pad_r);
   return dnnl::pooling_v2_forward::primitive_desc(d, user_scratchpad_attr(), cpu_engine());
@@ -96,21 +124,39 @@ bool supports_pool(const Graph& g, const Node& n) {
   return probe_ok([&] { return pool_pd(s); });
 }
 
-class PoolF32 final : public OnednnKernel {
+// Quantized MaxPool that only selects codes: int8 in and out with identical per-tensor parameters.
+bool supports_maxpool_s8(const Graph& g, const Node& n) {
+  if (n.op != OpId::MaxPool || !is_quantized_node(g, n)) return false;
+  const Tensor* x = g.input(n, 0);
+  if (!x || n.outputs.empty() || n.outputs[0] < 0) return false;
+  const Tensor& y = g.tensor(n.outputs[0]);
+  if (x->dtype != DType::kI8 || y.dtype != DType::kI8 || x->quant.scale.size() != 1 || y.quant.scale.size() != 1 ||
+      x->quant.scale != y.quant.scale || x->quant.zero_point != y.quant.zero_point)
+    return false;
+  PoolSetup s = pool_setup(g, n);
+  if (!s.valid) return false;
+  return probe_ok([&] { return pool_pd(s, memory::data_type::s8); });
+}
+
+class Pool final : public OnednnKernel {
  protected:
   Status build(const KernelContext& ctx) override {
     const PoolSetup s = pool_setup(*ctx.graph, *ctx.node);
     if (!s.valid)
       return ORKNN_ERR(kInvalidModel, "%s (%s): attributes/shapes not supported by the oneDNN kernel",
                        ctx.node->name.c_str(), op_name(ctx.node->op));
-    auto pd = pool_pd(s);
+    const memory::data_type dt =
+        ctx.in_tensor(0).dtype == DType::kI8 ? memory::data_type::s8 : memory::data_type::f32;
+    auto pd = pool_pd(s, dt);
     set_impl_name(pd);
-    memory src = wrap(plain_f32(s.src), ctx.inputs[0]);
-    memory dst = wrap(plain_f32(s.dst), ctx.outputs[0]);
+    // Plain buffers in the arena; reorders around the primitive when it works channels-last.
+    memory src = reorder_in(wrap(plain_desc(s.src, dt), ctx.inputs[0]), pd.src_desc());
+    memory dst = reorder_out_buffer(wrap(plain_desc(s.dst, dt), ctx.outputs[0]), pd.dst_desc());
     std::vector<std::pair<int, memory>> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
     // forward_inference max pooling needs no workspace; keep it generic anyway.
     if (pd.workspace_desc().get_size() > 0) args.push_back({DNNL_ARG_WORKSPACE, owned(pd.workspace_desc())});
     add_step(dnnl::pooling_v2_forward(pd), pd, std::move(args));
+    add_pending_outputs();
     return Status::Ok();
   }
 };
@@ -176,8 +222,9 @@ class GlobalPoolF32 final : public OnednnKernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(MaxPool, "onednn_pool_f32", 10, supports_pool, PoolF32);
-ORKNN_REGISTER_KERNEL(AveragePool, "onednn_pool_f32", 10, supports_pool, PoolF32);
+ORKNN_REGISTER_KERNEL(MaxPool, "onednn_pool_f32", 10, supports_pool, Pool);
+ORKNN_REGISTER_KERNEL(AveragePool, "onednn_pool_f32", 10, supports_pool, Pool);
+ORKNN_REGISTER_KERNEL(MaxPool, "onednn_maxpool_s8", 10, supports_maxpool_s8, Pool);
 ORKNN_REGISTER_KERNEL(GlobalAveragePool, "onednn_global_pool_f32", 10, supports_global, GlobalPoolF32);
 ORKNN_REGISTER_KERNEL(GlobalMaxPool, "onednn_global_pool_f32", 10, supports_global, GlobalPoolF32);
 
