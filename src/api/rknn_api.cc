@@ -11,6 +11,7 @@
 #include "rknn_custom_op.h"
 #include "rknn_matmul_api.h"
 #include "runtime/context.h"
+#include "runtime/tensor_mem.h"
 
 using orknn::Context;
 using orknn::Status;
@@ -84,6 +85,21 @@ constexpr uint32_t kPriorityBits = RKNN_FLAG_PRIOR_MEDIUM | RKNN_FLAG_PRIOR_LOW;
 constexpr uint32_t kSupportedFlags = kPriorityBits | RKNN_FLAG_COLLECT_PERF_MASK | RKNN_FLAG_DISABLE_PROC_HIGH_PRIORITY |
                                      RKNN_FLAG_DISABLE_FLUSH_INPUT_MEM_CACHE | RKNN_FLAG_DISABLE_FLUSH_OUTPUT_MEM_CACHE;
 
+// Runs a rknn_create_mem* body: checks the owning context (0 allowed only when `allow_no_context`),
+// logs one line on failure and returns the new mem or NULL.
+template <typename F>
+rknn_tensor_mem* create_mem_guarded(const char* fn, rknn_context ctx, bool allow_no_context, F&& body) {
+  rknn_tensor_mem* mem = nullptr;
+  guarded(fn, [&]() -> Status {
+    if (ctx == 0 && !allow_no_context)
+      return ORKNN_ERR(kInvalidContext, "context is 0 (only rknn_create_mem2 with RKNN_MEM_FLAG_ALLOC_NO_CONTEXT takes none)");
+    if (ctx != 0 && !contexts().get(static_cast<uint64_t>(ctx)))
+      return ORKNN_ERR(kInvalidContext, "invalid context handle 0x%llx", static_cast<unsigned long long>(ctx));
+    return body(&mem);
+  });
+  return mem;
+}
+
 }  // namespace
 
 extern "C" {
@@ -113,6 +129,9 @@ int rknn_destroy(rknn_context context) {
     if (!e) return ORKNN_ERR(kInvalidContext, "invalid context handle 0x%llx", static_cast<unsigned long long>(context));
     std::lock_guard<std::mutex> lock(e->mu);  // waits for a call in progress on another thread
     e->obj.reset();
+    // Zero-copy memory the client did not destroy goes with its context (seed §3.1.3).
+    int leftover = orknn::tensor_mem_destroy_all(static_cast<uint64_t>(context));
+    if (leftover > 0) ORKNN_LOGW("rknn_destroy: freed %d tensor mem(s) not destroyed with rknn_destroy_mem", leftover);
     return Status::Ok();
   });
 }
@@ -159,40 +178,85 @@ int rknn_set_core_mask(rknn_context context, rknn_core_mask core_mask) {
   return with_context("rknn_set_core_mask", context, [&](Context& c) { return c.set_core_mask(orknn::raw_enum(core_mask)); });
 }
 
+// ---- Zero-copy memory (contract §1.4, §4.4; runtime/tensor_mem) ----
+
+rknn_tensor_mem* rknn_create_mem_from_phys(rknn_context ctx, uint64_t phys_addr, void* virt_addr, uint32_t size) {
+  return create_mem_guarded("rknn_create_mem_from_phys", ctx, false, [&](rknn_tensor_mem** out) {
+    return orknn::tensor_mem_from_phys(static_cast<uint64_t>(ctx), phys_addr, virt_addr, size, out);
+  });
+}
+
+rknn_tensor_mem* rknn_create_mem_from_fd(rknn_context ctx, int32_t fd, void* virt_addr, uint32_t size, int32_t offset) {
+  return create_mem_guarded("rknn_create_mem_from_fd", ctx, false, [&](rknn_tensor_mem** out) {
+    return orknn::tensor_mem_from_fd(static_cast<uint64_t>(ctx), fd, virt_addr, size, offset, out);
+  });
+}
+
+rknn_tensor_mem* rknn_create_mem_from_mb_blk(rknn_context ctx, void* mb_blk, int32_t offset) {
+  ORKNN_LOGE("rknn_create_mem_from_mb_blk: MB blocks exist only on RV1106/RV1103 boards; not supported");
+  return nullptr;
+}
+
+rknn_tensor_mem* rknn_create_mem(rknn_context ctx, uint32_t size) {
+  return create_mem_guarded("rknn_create_mem", ctx, false, [&](rknn_tensor_mem** out) {
+    return orknn::tensor_mem_alloc(static_cast<uint64_t>(ctx), size, out);
+  });
+}
+
+rknn_tensor_mem* rknn_create_mem2(rknn_context ctx, uint64_t size, uint64_t alloc_flags) {
+  const bool no_context = (alloc_flags & RKNN_MEM_FLAG_ALLOC_NO_CONTEXT) != 0;
+  return create_mem_guarded("rknn_create_mem2", ctx, no_context, [&](rknn_tensor_mem** out) -> Status {
+    // Cacheability and SRAM are hints for a device; all our memory is ordinary cached CPU memory.
+    const uint64_t known = RKNN_FLAG_MEMORY_FLAGS_CACHEABLE | RKNN_FLAG_MEMORY_FLAGS_NON_CACHEABLE |
+                           RKNN_FLAG_MEMORY_FLAGS_TRY_ALLOC_SRAM | RKNN_MEM_FLAG_ALLOC_NO_CONTEXT;
+    if (alloc_flags & ~known)
+      return ORKNN_ERR(kInvalidParam, "unknown alloc_flags bits 0x%llx", static_cast<unsigned long long>(alloc_flags & ~known));
+    if ((alloc_flags & RKNN_FLAG_MEMORY_FLAGS_CACHEABLE) && (alloc_flags & RKNN_FLAG_MEMORY_FLAGS_NON_CACHEABLE))
+      return ORKNN_ERR(kInvalidParam, "alloc_flags asks for both CACHEABLE and NON_CACHEABLE");
+    return orknn::tensor_mem_alloc(no_context ? 0 : static_cast<uint64_t>(ctx), size, out);
+  });
+}
+
+int rknn_destroy_mem(rknn_context ctx, rknn_tensor_mem* mem) {
+  return guarded("rknn_destroy_mem", [&]() -> Status {
+    if (ctx != 0 && !contexts().get(static_cast<uint64_t>(ctx)))
+      return ORKNN_ERR(kInvalidContext, "invalid context handle 0x%llx", static_cast<unsigned long long>(ctx));
+    return orknn::tensor_mem_destroy(static_cast<uint64_t>(ctx), mem);
+  });
+}
+
+int rknn_set_io_mem(rknn_context ctx, rknn_tensor_mem* mem, rknn_tensor_attr* attr) {
+  return with_context("rknn_set_io_mem", ctx, [&](Context& c) -> Status {
+    if (!mem) return ORKNN_ERR(kInvalidParam, "rknn_set_io_mem: mem is NULL");
+    if (!attr) return ORKNN_ERR(kInvalidParam, "rknn_set_io_mem: attr is NULL");
+    return c.set_io_mem(mem, attr);
+  });
+}
+
+int rknn_mem_sync(rknn_context context, rknn_tensor_mem* mem, rknn_mem_sync_mode mode) {
+  return with_context("rknn_mem_sync", context, [&](Context&) -> Status {
+    if (!mem) return ORKNN_ERR(kInvalidParam, "rknn_mem_sync: mem is NULL");
+    if (!orknn::tensor_mem_serial(mem))
+      return ORKNN_ERR(kInvalidParam, "rknn_mem_sync: mem %p was not created by rknn_create_mem* or was destroyed",
+                       static_cast<void*>(mem));
+    const int m = orknn::raw_enum(mode);
+    if (m != RKNN_MEMORY_SYNC_TO_DEVICE && m != RKNN_MEMORY_SYNC_FROM_DEVICE && m != RKNN_MEMORY_SYNC_BIDIRECTIONAL)
+      return ORKNN_ERR(kInvalidParam, "rknn_mem_sync: mode %d is not a rknn_mem_sync_mode", m);
+    return Status::Ok();  // CPU memory is always coherent with the CPU "device"
+  });
+}
+
 // ---- Not implemented in this version (README status table). Each logs one line and fails. ----
 
 int rknn_dup_context(rknn_context* context_in, rknn_context* context_out) { return not_implemented("rknn_dup_context"); }
 int rknn_set_batch_core_num(rknn_context context, int core_num) { return not_implemented("rknn_set_batch_core_num"); }
 int rknn_wait(rknn_context context, rknn_run_extend* extend) { return not_implemented("rknn_wait"); }
-rknn_tensor_mem* rknn_create_mem_from_phys(rknn_context ctx, uint64_t phys_addr, void* virt_addr, uint32_t size) {
-  not_implemented("rknn_create_mem_from_phys");
-  return nullptr;
-}
-rknn_tensor_mem* rknn_create_mem_from_fd(rknn_context ctx, int32_t fd, void* virt_addr, uint32_t size, int32_t offset) {
-  not_implemented("rknn_create_mem_from_fd");
-  return nullptr;
-}
-rknn_tensor_mem* rknn_create_mem_from_mb_blk(rknn_context ctx, void* mb_blk, int32_t offset) {
-  ORKNN_LOGE("rknn_create_mem_from_mb_blk: MB blocks exist only on RV1106/RV1103 boards; not supported");
-  return nullptr;
-}
-rknn_tensor_mem* rknn_create_mem(rknn_context ctx, uint32_t size) {
-  not_implemented("rknn_create_mem");
-  return nullptr;
-}
-rknn_tensor_mem* rknn_create_mem2(rknn_context ctx, uint64_t size, uint64_t alloc_flags) {
-  not_implemented("rknn_create_mem2");
-  return nullptr;
-}
-int rknn_destroy_mem(rknn_context ctx, rknn_tensor_mem* mem) { return not_implemented("rknn_destroy_mem"); }
 int rknn_set_weight_mem(rknn_context ctx, rknn_tensor_mem* mem) { return not_implemented("rknn_set_weight_mem"); }
 int rknn_set_internal_mem(rknn_context ctx, rknn_tensor_mem* mem) { return not_implemented("rknn_set_internal_mem"); }
-int rknn_set_io_mem(rknn_context ctx, rknn_tensor_mem* mem, rknn_tensor_attr* attr) { return not_implemented("rknn_set_io_mem"); }
 int rknn_set_input_shape(rknn_context ctx, rknn_tensor_attr* attr) { return not_implemented("rknn_set_input_shape"); }
 int rknn_set_input_shapes(rknn_context ctx, uint32_t n_inputs, rknn_tensor_attr attr[]) {
   return not_implemented("rknn_set_input_shapes");
 }
-int rknn_mem_sync(rknn_context context, rknn_tensor_mem* mem, rknn_mem_sync_mode mode) { return not_implemented("rknn_mem_sync"); }
 
 int rknn_matmul_create(rknn_matmul_ctx* ctx, rknn_matmul_info* info, rknn_matmul_io_attr* io_attr) {
   return not_implemented("rknn_matmul_create");

@@ -16,7 +16,9 @@
 #include "graph/planner.h"
 #include "kernels/quant_util.h"
 #include "model/model_io.h"
+#include "runtime/layouts.h"
 #include "runtime/platform.h"
+#include "runtime/tensor_mem.h"
 #include "common/version.h"
 
 namespace orknn {
@@ -364,6 +366,7 @@ Status Context::inputs_set(uint32_t n, const rknn_input* inputs) {
 }
 
 Status Context::run() {
+  ORKNN_RETURN_IF_ERROR(read_bound_inputs());  // zero-copy inputs (rknn_set_io_mem)
   for (size_t i = 0; i < input_set_.size(); ++i)
     if (!input_set_[i])
       return ORKNN_ERR(kInvalidInput, "rknn_run: input %zu ('%s') was never set (call rknn_inputs_set first)", i,
@@ -391,7 +394,7 @@ Status Context::run() {
   }
   last_run_us_ = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - t0).count();
   has_run_ = true;
-  return Status::Ok();
+  return write_bound_outputs();  // zero-copy outputs land in their mems (contract §1.4 rknn_run)
 }
 
 Status Context::outputs_get(uint32_t n, rknn_output* outputs) {
@@ -477,6 +480,16 @@ Status Context::query(int cmd, void* info, uint32_t size) {
     case RKNN_QUERY_OUTPUT_ATTR:
       ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_tensor_attr), "rknn_tensor_attr"));
       return output_attr(static_cast<rknn_tensor_attr*>(info)->index, static_cast<rknn_tensor_attr*>(info));
+    case RKNN_QUERY_NATIVE_INPUT_ATTR:
+    case RKNN_QUERY_NATIVE_NHWC_INPUT_ATTR:
+      ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_tensor_attr), "rknn_tensor_attr"));
+      return native_input_attr(static_cast<rknn_tensor_attr*>(info)->index, cmd == RKNN_QUERY_NATIVE_NHWC_INPUT_ATTR,
+                               static_cast<rknn_tensor_attr*>(info));
+    case RKNN_QUERY_NATIVE_OUTPUT_ATTR:
+    case RKNN_QUERY_NATIVE_NHWC_OUTPUT_ATTR:
+      ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_tensor_attr), "rknn_tensor_attr"));
+      return native_output_attr(static_cast<rknn_tensor_attr*>(info)->index, cmd == RKNN_QUERY_NATIVE_NHWC_OUTPUT_ATTR,
+                                static_cast<rknn_tensor_attr*>(info));
     case RKNN_QUERY_SDK_VERSION: {
       ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_sdk_version), "rknn_sdk_version"));
       auto* p = static_cast<rknn_sdk_version*>(info);
@@ -532,6 +545,246 @@ Status Context::query(int cmd, void* info, uint32_t size) {
       return ORKNN_ERR(kUnimplemented, "rknn_query: command %d is not implemented yet in OpenRKNN (see the README status table)",
                        cmd);
   }
+}
+
+// ---- Native attributes and zero-copy bindings (contract §4.4) ----
+
+namespace {
+
+// NC1HWC2 C2 of the platform for a reported type (0: no native NC1HWC2 layout for it).
+int native_c2(const PlatformInfo& p, rknn_tensor_type t) {
+  if (t == RKNN_TENSOR_INT8) return p.c2_int8;
+  if (t == RKNN_TENSOR_FLOAT16) return p.c2_fp16;
+  return 0;
+}
+
+void set_nhwc_dims(const Shape& s, rknn_tensor_attr* a) {
+  a->fmt = RKNN_TENSOR_NHWC;
+  a->n_dims = 4;
+  a->dims[0] = static_cast<uint32_t>(s[0]); a->dims[1] = static_cast<uint32_t>(s[2]);
+  a->dims[2] = static_cast<uint32_t>(s[3]); a->dims[3] = static_cast<uint32_t>(s[1]);
+  a->w_stride = static_cast<uint32_t>(s[3]);
+}
+
+// Output tensor t (arena data, NCHW) -> dst in NCHW order: float32 when want_float, else the
+// reported type (FLOAT16 for float tensors, raw codes otherwise). Same conversions as outputs_get.
+void convert_output(const Tensor& t, const void* src, bool want_float, void* dst) {
+  const size_t count = static_cast<size_t>(t.numel());
+  if (want_float && t.dtype == DType::kF32) {
+    std::memcpy(dst, src, count * 4);
+  } else if (want_float && !t.quant.empty()) {
+    const QuantScalar q = per_tensor(t);
+    const int8_t* sq = static_cast<const int8_t*>(src);
+    for (size_t k = 0; k < count; ++k) static_cast<float*>(dst)[k] = dequantize_value(sq[k], q.scale, q.zp);
+  } else if (want_float) {
+    for (size_t k = 0; k < count; ++k)
+      static_cast<float*>(dst)[k] = static_cast<float>(load_elem(src, static_cast<rknn_tensor_type>(static_cast<int>(t.dtype)), k));
+  } else if (is_float(t.dtype)) {
+    fp32_to_fp16(static_cast<const float*>(src), static_cast<uint16_t*>(dst), count);
+  } else {
+    std::memcpy(dst, src, count * dtype_size(t.dtype));
+  }
+}
+
+Nc1hwc2Geometry geometry_of(const Shape& s, int c2, int64_t w_stride) {
+  Nc1hwc2Geometry g;
+  g.n = s[0]; g.c = s[1]; g.h = s[2]; g.w = s[3];
+  g.c2 = c2;
+  g.w_stride = w_stride;
+  return g;
+}
+
+}  // namespace
+
+Status Context::native_input_attr(uint32_t index, bool nhwc, rknn_tensor_attr* a) const {
+  (void)nhwc;  // both native input views are NHWC (contract §4.4): the normal attribute already is
+  if (index >= n_inputs())
+    return ORKNN_ERR(kInvalidParam, "rknn_query(NATIVE_INPUT_ATTR): index %u out of range (model has %u inputs)", index, n_inputs());
+  ORKNN_RETURN_IF_ERROR(input_attr(index, a));
+  a->pass_through = 0;
+  return Status::Ok();
+}
+
+Status Context::native_output_attr(uint32_t index, bool nhwc, rknn_tensor_attr* a) const {
+  if (index >= n_outputs())
+    return ORKNN_ERR(kInvalidParam, "rknn_query(NATIVE_OUTPUT_ATTR): index %u out of range (model has %u outputs)", index,
+                     n_outputs());
+  ORKNN_RETURN_IF_ERROR(output_attr(index, a));
+  const Tensor& t = model_->graph.tensor(model_->graph.outputs[index]);
+  const Shape& s = t.shape;
+  if (s.size() != 4) return Status::Ok();  // non-4-D outputs have no other native layout
+  const int c2 = native_c2(*model_->platform, a->type);
+  if (!nhwc && c2 > 0) {
+    const Nc1hwc2Geometry g = geometry_of(s, c2, 0);
+    a->fmt = RKNN_TENSOR_NC1HWC2;
+    a->n_dims = 5;
+    a->dims[0] = static_cast<uint32_t>(g.n); a->dims[1] = static_cast<uint32_t>(g.c1());
+    a->dims[2] = static_cast<uint32_t>(g.h); a->dims[3] = static_cast<uint32_t>(g.w);
+    a->dims[4] = static_cast<uint32_t>(c2);
+    a->n_elems = static_cast<uint32_t>(g.num_elements());  // padding included, as the vendor reports
+    a->size = static_cast<uint32_t>(g.num_elements() * static_cast<int64_t>(rknn_type_size(a->type)));
+    a->size_with_stride = a->size;
+    a->w_stride = static_cast<uint32_t>(g.w);
+  } else if (nhwc || a->type == RKNN_TENSOR_INT8 || a->type == RKNN_TENSOR_FLOAT16) {
+    // NATIVE_NHWC_OUTPUT_ATTR, or a platform without NC1HWC2 for this dtype (docs/decisions.md).
+    set_nhwc_dims(s, a);
+  }
+  return Status::Ok();
+}
+
+Status Context::set_io_mem(rknn_tensor_mem* mem, const rknn_tensor_attr* attr) {
+  const uint64_t serial = tensor_mem_serial(mem);
+  if (!serial)
+    return ORKNN_ERR(kInvalidParam, "rknn_set_io_mem: mem %p was not created by rknn_create_mem* or was destroyed",
+                     static_cast<void*>(mem));
+  if (!mem->virt_addr) return ORKNN_ERR(kInvalidParam, "rknn_set_io_mem: mem->virt_addr is NULL");
+  // Matching rule (docs/decisions.md): the attr names a tensor by index AND name; inputs are tried
+  // first, then outputs. An empty name means the input with that index.
+  const Graph& g = model_->graph;
+  const size_t name_len = strnlen(attr->name, sizeof(attr->name));
+  const std::string name(attr->name, name_len);
+  if (name.empty()) {
+    if (attr->index >= n_inputs())
+      return ORKNN_ERR(kInvalidParam, "rknn_set_io_mem: attr has no name and index %u is not an input (model has %u inputs); "
+                       "pass the attr returned by an input/output query", attr->index, n_inputs());
+    return bind_input(attr->index, mem, serial, *attr);
+  }
+  if (attr->index < n_inputs() && g.tensor(g.inputs[attr->index].tensor).name == name)
+    return bind_input(attr->index, mem, serial, *attr);
+  if (attr->index < n_outputs() && g.tensor(g.outputs[attr->index]).name == name)
+    return bind_output(attr->index, mem, serial, *attr);
+  return ORKNN_ERR(kInvalidParam, "rknn_set_io_mem: no input or output has index %u and name '%s'", attr->index, name.c_str());
+}
+
+Status Context::bind_input(uint32_t index, rknn_tensor_mem* mem, uint64_t serial, const rknn_tensor_attr& attr) {
+  const Tensor& t = model_->graph.tensor(model_->graph.inputs[index].tensor);
+  rknn_tensor_attr native;
+  ORKNN_RETURN_IF_ERROR(native_input_attr(index, false, &native));
+  const int raw_type = raw_enum(attr.type), raw_fmt = raw_enum(attr.fmt);
+  IoBinding b;
+  b.mem = mem;
+  b.serial = serial;
+  // Native data: pass_through, or INT8 codes for a quantized input (the vendor's zero-copy contract:
+  // an INT8 input buffer is already normalised and quantized by the client).
+  b.native = attr.pass_through != 0 || (raw_type == RKNN_TENSOR_INT8 && !t.quant.empty());
+  b.type = b.native ? native.type : static_cast<rknn_tensor_type>(raw_type);
+  if (!b.native && (raw_type < 0 || raw_type >= RKNN_TENSOR_TYPE_MAX || !supported_input_type(b.type)))
+    return ORKNN_ERR(kInvalidInput, "rknn_set_io_mem: input %u ('%s'): unsupported type %d", index, t.name.c_str(), raw_type);
+  if (attr.pass_through) b.fmt = native.fmt;
+  else if (raw_fmt == RKNN_TENSOR_NCHW || raw_fmt == RKNN_TENSOR_NHWC || raw_fmt == RKNN_TENSOR_UNDEFINED)
+    b.fmt = static_cast<rknn_tensor_format>(raw_fmt);
+  else
+    return ORKNN_ERR(kInvalidInput, "rknn_set_io_mem: input %u ('%s'): format %d is not accepted for inputs (use NHWC or NCHW)",
+                     index, t.name.c_str(), raw_fmt);
+  const size_t need = b.native ? native.size_with_stride : static_cast<size_t>(t.numel()) * rknn_type_size(b.type);
+  if (mem->size < need)
+    return ORKNN_ERR(kInvalidInput, "rknn_set_io_mem: input %u ('%s'): mem size %u is smaller than %zu (%lld elements of %s%s)",
+                     index, t.name.c_str(), mem->size, need, static_cast<long long>(t.numel()), get_type_string(b.type),
+                     b.native ? ", native" : "");
+  if (input_bindings_.size() != n_inputs()) input_bindings_.resize(n_inputs());
+  input_bindings_[index] = std::move(b);
+  return Status::Ok();
+}
+
+Status Context::bind_output(uint32_t index, rknn_tensor_mem* mem, uint64_t serial, const rknn_tensor_attr& attr) {
+  const Tensor& t = model_->graph.tensor(model_->graph.outputs[index]);
+  rknn_tensor_attr normal;
+  ORKNN_RETURN_IF_ERROR(output_attr(index, &normal));
+  const int raw_type = raw_enum(attr.type), raw_fmt = raw_enum(attr.fmt);
+  IoBinding b;
+  b.mem = mem;
+  b.serial = serial;
+  if (raw_type != RKNN_TENSOR_FLOAT32 && raw_type != static_cast<int>(normal.type))
+    return ORKNN_ERR(kInvalidOutput, "rknn_set_io_mem: output %u ('%s'): type %d cannot be produced (use FLOAT32 or %s)", index,
+                     t.name.c_str(), raw_type, get_type_string(normal.type));
+  b.type = static_cast<rknn_tensor_type>(raw_type);
+  const bool four_d = t.shape.size() == 4;
+  const size_t es = rknn_type_size(b.type);
+  size_t need = static_cast<size_t>(t.numel()) * es;
+  if (raw_fmt == RKNN_TENSOR_NC1HWC2) {
+    const int c2 = native_c2(*model_->platform, b.type);
+    if (!four_d || c2 == 0)
+      return ORKNN_ERR(kInvalidOutput, "rknn_set_io_mem: output %u ('%s'): no NC1HWC2 layout for a %zu-D %s tensor on %s", index,
+                       t.name.c_str(), t.shape.size(), get_type_string(b.type), model_->platform->name);
+    b.w_stride = attr.w_stride > static_cast<uint32_t>(t.shape[3]) ? attr.w_stride : 0;
+    need = static_cast<size_t>(geometry_of(t.shape, c2, b.w_stride).num_elements()) * es;
+  } else if (raw_fmt == RKNN_TENSOR_NHWC) {
+    if (!four_d)
+      return ORKNN_ERR(kInvalidOutput, "rknn_set_io_mem: output %u ('%s'): NHWC needs a 4-D tensor (it has %zu dims)", index,
+                       t.name.c_str(), t.shape.size());
+  } else if (raw_fmt != RKNN_TENSOR_NCHW && raw_fmt != RKNN_TENSOR_UNDEFINED) {
+    return ORKNN_ERR(kInvalidOutput, "rknn_set_io_mem: output %u ('%s'): unknown format %d", index, t.name.c_str(), raw_fmt);
+  }
+  b.fmt = static_cast<rknn_tensor_format>(raw_fmt);
+  if (mem->size < need)
+    return ORKNN_ERR(kInvalidOutput, "rknn_set_io_mem: output %u ('%s'): mem size %u is smaller than %zu (%s %s)", index,
+                     t.name.c_str(), mem->size, need, get_type_string(b.type), get_format_string(b.fmt));
+  if (b.fmt == RKNN_TENSOR_NC1HWC2 || (b.fmt == RKNN_TENSOR_NHWC && four_d))
+    b.staging.resize(static_cast<size_t>(t.numel()) * es);  // allocated here: run() allocates nothing
+  if (output_bindings_.size() != n_outputs()) output_bindings_.resize(n_outputs());
+  output_bindings_[index] = std::move(b);
+  return Status::Ok();
+}
+
+Status Context::read_bound_inputs() {
+  const Graph& g = model_->graph;
+  for (uint32_t i = 0; i < input_bindings_.size(); ++i) {
+    const IoBinding& b = input_bindings_[i];
+    if (!b.mem) continue;
+    const Tensor& t = g.tensor(g.inputs[i].tensor);
+    if (tensor_mem_serial(b.mem) != b.serial)
+      return ORKNN_ERR(kInvalidInput, "rknn_run: the mem bound to input %u ('%s') was destroyed; bind a live mem with rknn_set_io_mem",
+                       i, t.name.c_str());
+    const uint8_t* data = static_cast<const uint8_t*>(b.mem->virt_addr) + b.mem->offset;
+    if (b.native && !t.quant.empty()) {
+      // Quantized codes: copy (NHWC -> the arena's NCHW for 4-D tensors).
+      void* dst = tensor_ptr(g.inputs[i].tensor);
+      const Shape& s = t.shape;
+      if (s.size() == 4 && b.fmt == RKNN_TENSOR_NHWC) nhwc_to_nchw(data, dst, s[0], s[1], s[2], s[3], 1);
+      else std::memcpy(dst, data, static_cast<size_t>(t.numel()));
+      input_set_[i] = true;
+      continue;
+    }
+    rknn_input in;
+    std::memset(&in, 0, sizeof(in));
+    in.index = i;
+    in.buf = const_cast<uint8_t*>(data);
+    in.size = b.mem->size;
+    in.pass_through = b.native ? 1 : 0;
+    in.type = b.type;
+    in.fmt = b.fmt;
+    ORKNN_RETURN_IF_ERROR(inputs_set(1, &in));
+  }
+  return Status::Ok();
+}
+
+Status Context::write_bound_outputs() {
+  const Graph& g = model_->graph;
+  for (uint32_t i = 0; i < output_bindings_.size(); ++i) {
+    IoBinding& b = output_bindings_[i];
+    if (!b.mem) continue;
+    const Tensor& t = g.tensor(g.outputs[i]);
+    if (tensor_mem_serial(b.mem) != b.serial)
+      return ORKNN_ERR(kInvalidOutput, "rknn_run: the mem bound to output %u ('%s') was destroyed; bind a live mem with rknn_set_io_mem",
+                       i, t.name.c_str());
+    uint8_t* data = static_cast<uint8_t*>(b.mem->virt_addr) + b.mem->offset;
+    const bool want_float = b.type == RKNN_TENSOR_FLOAT32;
+    const size_t es = rknn_type_size(b.type);
+    const Shape& s = t.shape;
+    if (b.staging.empty()) {
+      convert_output(t, tensor_ptr(g.outputs[i]), want_float, data);
+    } else {
+      convert_output(t, tensor_ptr(g.outputs[i]), want_float, b.staging.data());
+      if (b.fmt == RKNN_TENSOR_NHWC) {
+        nchw_to_nhwc(b.staging.data(), data, s[0], s[1], s[2], s[3], es);
+      } else {
+        const Nc1hwc2Geometry geo = geometry_of(s, native_c2(*model_->platform, b.type), b.w_stride);
+        if (!nchw_to_nc1hwc2(b.staging.data(), data, geo, es))
+          return ORKNN_ERR(kInvalidOutput, "rknn_run: output %u ('%s'): invalid NC1HWC2 geometry", i, t.name.c_str());
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace orknn

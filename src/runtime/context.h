@@ -48,6 +48,13 @@ class Context {
   // Attribute reporting per contract §4.1.
   Status input_attr(uint32_t index, rknn_tensor_attr* attr) const;
   Status output_attr(uint32_t index, rknn_tensor_attr* attr) const;
+  // Native attributes per contract §4.4 (NATIVE_* queries; nhwc: the NATIVE_NHWC_* view).
+  Status native_input_attr(uint32_t index, bool nhwc, rknn_tensor_attr* attr) const;
+  Status native_output_attr(uint32_t index, bool nhwc, rknn_tensor_attr* attr) const;
+
+  // rknn_set_io_mem: binds zero-copy memory to the input or output that attr names (index + name,
+  // inputs first). run() reads bound inputs before executing and writes bound outputs after.
+  Status set_io_mem(rknn_tensor_mem* mem, const rknn_tensor_attr* attr);
 
  private:
   struct Step {
@@ -68,6 +75,22 @@ class Context {
   };
   const UInt8InputTable& uint8_table(uint32_t index);
 
+  // One set_io_mem binding: the mem (with its registry serial, so a destroyed mem is detected) and
+  // what the client said the buffer holds.
+  struct IoBinding {
+    rknn_tensor_mem* mem = nullptr;
+    uint64_t serial = 0;
+    rknn_tensor_type type = RKNN_TENSOR_FLOAT32;
+    rknn_tensor_format fmt = RKNN_TENSOR_UNDEFINED;
+    bool native = false;          // inputs: the buffer holds native codes/values (no conversion)
+    int64_t w_stride = 0;         // outputs in NC1HWC2: row stride in pixels (0: W)
+    std::vector<uint8_t> staging; // outputs in NHWC/NC1HWC2: the NCHW data before re-layout
+  };
+  Status bind_input(uint32_t index, rknn_tensor_mem* mem, uint64_t serial, const rknn_tensor_attr& attr);
+  Status bind_output(uint32_t index, rknn_tensor_mem* mem, uint64_t serial, const rknn_tensor_attr& attr);
+  Status read_bound_inputs();
+  Status write_bound_outputs();
+
   Context() = default;
   Status plan();
   void* tensor_ptr(int tensor_id) const;
@@ -86,6 +109,8 @@ class Context {
   int64_t last_run_us_ = 0;
   bool has_run_ = false;
   std::string perf_detail_;
+  std::vector<IoBinding> input_bindings_;   // indexed like the model's inputs; mem == nullptr: unbound
+  std::vector<IoBinding> output_bindings_;
 };
 
 }  // namespace orknn

@@ -360,7 +360,7 @@ TEST(CApiErrors, NotYetImplementedFunctionsFailCleanly) {
   ASSERT_EQ(init(c, make_model(orknn::FloatPrecision::kFp16)), RKNN_SUCC);
   rknn_context dup = 0;
   EXPECT_LT(rknn_dup_context(&c.ctx, &dup), 0);
-  EXPECT_EQ(rknn_create_mem(c.ctx, 64), nullptr);
+  EXPECT_LT(rknn_set_weight_mem(c.ctx, nullptr), 0);
   EXPECT_EQ(rknn_create_mem_from_mb_blk(c.ctx, nullptr, 0), nullptr);
   EXPECT_LT(rknn_wait(c.ctx, nullptr), 0);
   EXPECT_LT(rknn_matmul_run(c.ctx), 0);
