@@ -472,8 +472,9 @@ RKNN_API int rknn_set_core_mask(rknn_context context, rknn_core_mask core_mask);
 RKNN_API int rknn_run(rknn_context context, rknn_run_extend* extend);
 
 /*
- * Wait for a non-blocking run to complete. Exported for link compatibility; not supported by this
- * runtime (rknn_run() always blocks), so it returns an error.
+ * Wait for a non-blocking run to complete. rknn_run() always finishes its work before returning in
+ * this runtime, so rknn_wait() returns RKNN_SUCC at once and, when `extend` is given, writes the
+ * id of the context's last frame to extend->frame_id.
  */
 RKNN_API int rknn_wait(rknn_context context, rknn_run_extend* extend);
 

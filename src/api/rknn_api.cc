@@ -6,6 +6,7 @@
 #include <string>
 
 #include "api/handles.h"
+#include "api/matmul_handles.h"
 #include "common/log.h"
 #include "common/raw_enum.h"
 #include "rknn_custom_op.h"
@@ -83,7 +84,47 @@ int not_implemented(const char* fn) {
 // rknn_init flags handled by this version; the rest are refused with a log line naming them.
 constexpr uint32_t kPriorityBits = RKNN_FLAG_PRIOR_MEDIUM | RKNN_FLAG_PRIOR_LOW;
 constexpr uint32_t kSupportedFlags = kPriorityBits | RKNN_FLAG_COLLECT_PERF_MASK | RKNN_FLAG_DISABLE_PROC_HIGH_PRIORITY |
-                                     RKNN_FLAG_DISABLE_FLUSH_INPUT_MEM_CACHE | RKNN_FLAG_DISABLE_FLUSH_OUTPUT_MEM_CACHE;
+                                     RKNN_FLAG_DISABLE_FLUSH_INPUT_MEM_CACHE | RKNN_FLAG_DISABLE_FLUSH_OUTPUT_MEM_CACHE |
+                                     RKNN_FLAG_ASYNC_MASK | RKNN_FLAG_MEM_ALLOC_OUTSIDE | RKNN_FLAG_SHARE_WEIGHT_MEM |
+                                     RKNN_FLAG_COLLECT_MODEL_INFO_ONLY | RKNN_FLAG_INTERNAL_ALLOC_OUTSIDE |
+                                     RKNN_FLAG_MODEL_BUFFER_ZERO_COPY;
+
+// Loads the model of rknn_init: in place for MODEL_BUFFER_ZERO_COPY, else copied / read from a file;
+// with SHARE_WEIGHT_MEM the result is the Model (weights) of extend->ctx, once the given model is
+// checked to be the same network.
+Status load_init_model(void* model, uint32_t size, uint32_t flag, const rknn_init_extend* extend,
+                       std::shared_ptr<const orknn::Model>* m) {
+  if (flag & RKNN_FLAG_MODEL_BUFFER_ZERO_COPY) {
+    if (size == 0)
+      return ORKNN_ERR(kInvalidParam, "RKNN_FLAG_MODEL_BUFFER_ZERO_COPY needs a model buffer (size > 0), not a file path");
+    const int64_t off = extend ? extend->real_model_offset : 0;
+    const int64_t len = extend && extend->real_model_size ? static_cast<int64_t>(extend->real_model_size) : size - off;
+    if (off < 0 || len <= 0 || off + len > static_cast<int64_t>(size))
+      return ORKNN_ERR(kInvalidParam, "RKNN_FLAG_MODEL_BUFFER_ZERO_COPY: real_model_offset %lld + real_model_size %lld "
+                       "do not fit in the %u-byte buffer", static_cast<long long>(off), static_cast<long long>(len), size);
+    ORKNN_RETURN_IF_ERROR(orknn::load_model_in_place(static_cast<uint8_t*>(model) + off, static_cast<size_t>(len), m));
+  } else if (size == 0) {
+    ORKNN_RETURN_IF_ERROR(orknn::load_model_from_file(static_cast<const char*>(model), m));
+  } else {
+    ORKNN_RETURN_IF_ERROR(orknn::load_model_from_buffer(model, size, m));
+  }
+  if (!(flag & RKNN_FLAG_SHARE_WEIGHT_MEM)) return Status::Ok();
+  if (!extend || extend->ctx == 0)
+    return ORKNN_ERR(kInvalidParam, "RKNN_FLAG_SHARE_WEIGHT_MEM needs rknn_init_extend::ctx, the context owning the weights");
+  auto e = contexts().get(static_cast<uint64_t>(extend->ctx));
+  if (!e)
+    return ORKNN_ERR(kInvalidContext, "RKNN_FLAG_SHARE_WEIGHT_MEM: extend->ctx 0x%llx is not a valid context",
+                     static_cast<unsigned long long>(extend->ctx));
+  std::shared_ptr<const orknn::Model> owner;
+  {
+    std::lock_guard<std::mutex> lock(e->mu);
+    if (!e->obj) return ORKNN_ERR(kInvalidContext, "RKNN_FLAG_SHARE_WEIGHT_MEM: extend->ctx was destroyed");
+    owner = e->obj->shared_model();
+  }
+  ORKNN_RETURN_IF_ERROR(orknn::check_same_network(**m, *owner));
+  *m = std::move(owner);
+  return Status::Ok();
+}
 
 // Runs a rknn_create_mem* body: checks the owning context (0 allowed only when `allow_no_context`),
 // logs one line on failure and returns the new mem or NULL.
@@ -93,7 +134,7 @@ rknn_tensor_mem* create_mem_guarded(const char* fn, rknn_context ctx, bool allow
   guarded(fn, [&]() -> Status {
     if (ctx == 0 && !allow_no_context)
       return ORKNN_ERR(kInvalidContext, "context is 0 (only rknn_create_mem2 with RKNN_MEM_FLAG_ALLOC_NO_CONTEXT takes none)");
-    if (ctx != 0 && !contexts().get(static_cast<uint64_t>(ctx)))
+    if (ctx != 0 && !contexts().get(static_cast<uint64_t>(ctx)) && !orknn::is_live_matmul_handle(static_cast<uint64_t>(ctx)))
       return ORKNN_ERR(kInvalidContext, "invalid context handle 0x%llx", static_cast<unsigned long long>(ctx));
     return body(&mem);
   });
@@ -112,10 +153,8 @@ int rknn_init(rknn_context* context, void* model, uint32_t size, uint32_t flag, 
     if (flag & ~kSupportedFlags)
       return ORKNN_ERR(kUnimplemented, "flags 0x%x are not supported yet in OpenRKNN (supported: 0x%x)",
                        flag & ~kSupportedFlags, kSupportedFlags);
-    (void)extend;  // only used with SHARE_WEIGHT_MEM / MODEL_BUFFER_ZERO_COPY, not supported yet
     std::shared_ptr<const orknn::Model> m;
-    if (size == 0) ORKNN_RETURN_IF_ERROR(orknn::load_model_from_file(static_cast<const char*>(model), &m));
-    else ORKNN_RETURN_IF_ERROR(orknn::load_model_from_buffer(model, size, &m));
+    ORKNN_RETURN_IF_ERROR(load_init_model(model, size, flag, extend, &m));
     std::unique_ptr<Context> ctx;
     ORKNN_RETURN_IF_ERROR(Context::create(std::move(m), flag, &ctx));
     *context = static_cast<rknn_context>(contexts().add(std::move(ctx)));
@@ -152,8 +191,9 @@ int rknn_inputs_set(rknn_context context, uint32_t n_inputs, rknn_input inputs[]
 
 int rknn_run(rknn_context context, rknn_run_extend* extend) {
   return with_context("rknn_run", context, [&](Context& c) -> Status {
+    // non_block is accepted: this runtime always completes the run before returning.
     Status st = c.run();
-    if (st.ok() && extend) extend->frame_id = 0;
+    if (st.ok() && extend) extend->frame_id = c.last_frame_id();
     return st;
   });
 }
@@ -162,7 +202,7 @@ int rknn_outputs_get(rknn_context context, uint32_t n_outputs, rknn_output outpu
   return with_context("rknn_outputs_get", context, [&](Context& c) -> Status {
     if (!outputs) return ORKNN_ERR(kInvalidParam, "rknn_outputs_get: outputs is NULL");
     Status st = c.outputs_get(n_outputs, outputs);
-    if (st.ok() && extend) extend->frame_id = 0;
+    if (st.ok() && extend) extend->frame_id = c.delivered_frame_id();
     return st;
   });
 }
@@ -219,7 +259,7 @@ rknn_tensor_mem* rknn_create_mem2(rknn_context ctx, uint64_t size, uint64_t allo
 
 int rknn_destroy_mem(rknn_context ctx, rknn_tensor_mem* mem) {
   return guarded("rknn_destroy_mem", [&]() -> Status {
-    if (ctx != 0 && !contexts().get(static_cast<uint64_t>(ctx)))
+    if (ctx != 0 && !contexts().get(static_cast<uint64_t>(ctx)) && !orknn::is_live_matmul_handle(static_cast<uint64_t>(ctx)))
       return ORKNN_ERR(kInvalidContext, "invalid context handle 0x%llx", static_cast<unsigned long long>(ctx));
     return orknn::tensor_mem_destroy(static_cast<uint64_t>(ctx), mem);
   });
@@ -246,43 +286,61 @@ int rknn_mem_sync(rknn_context context, rknn_tensor_mem* mem, rknn_mem_sync_mode
   });
 }
 
+// ---- Contexts, threads, client-provided memory (docs/decisions.md "Contexts and init flags") ----
+
+int rknn_dup_context(rknn_context* context_in, rknn_context* context_out) {
+  return guarded("rknn_dup_context", [&]() -> Status {
+    if (!context_in || !context_out) return ORKNN_ERR(kInvalidParam, "context_in or context_out is NULL");
+    const rknn_context in = *context_in;  // read first: the two pointers may be the same
+    *context_out = 0;
+    auto e = contexts().get(static_cast<uint64_t>(in));
+    if (!e) return ORKNN_ERR(kInvalidContext, "invalid context handle 0x%llx", static_cast<unsigned long long>(in));
+    std::unique_ptr<Context> dup;
+    {
+      std::lock_guard<std::mutex> lock(e->mu);
+      if (!e->obj) return ORKNN_ERR(kInvalidContext, "context 0x%llx was destroyed", static_cast<unsigned long long>(in));
+      ORKNN_RETURN_IF_ERROR(e->obj->dup(&dup));
+    }
+    *context_out = static_cast<rknn_context>(contexts().add(std::move(dup)));
+    return Status::Ok();
+  });
+}
+
+int rknn_set_batch_core_num(rknn_context context, int core_num) {
+  return with_context("rknn_set_batch_core_num", context, [&](Context& c) { return c.set_batch_core_num(core_num); });
+}
+
+// Runs are synchronous (rknn_run returns when the frame is done), so there is never anything to
+// wait for: report the last frame's id.
+int rknn_wait(rknn_context context, rknn_run_extend* extend) {
+  return with_context("rknn_wait", context, [&](Context& c) -> Status {
+    if (extend) extend->frame_id = c.last_frame_id();
+    return Status::Ok();
+  });
+}
+
+int rknn_set_weight_mem(rknn_context ctx, rknn_tensor_mem* mem) {
+  return with_context("rknn_set_weight_mem", ctx, [&](Context& c) -> Status {
+    if (!mem) return ORKNN_ERR(kInvalidParam, "rknn_set_weight_mem: mem is NULL");
+    return c.set_weight_mem(mem);
+  });
+}
+
+int rknn_set_internal_mem(rknn_context ctx, rknn_tensor_mem* mem) {
+  return with_context("rknn_set_internal_mem", ctx, [&](Context& c) -> Status {
+    if (!mem) return ORKNN_ERR(kInvalidParam, "rknn_set_internal_mem: mem is NULL");
+    return c.set_internal_mem(mem);
+  });
+}
+
 // ---- Not implemented in this version (README status table). Each logs one line and fails. ----
 
-int rknn_dup_context(rknn_context* context_in, rknn_context* context_out) { return not_implemented("rknn_dup_context"); }
-int rknn_set_batch_core_num(rknn_context context, int core_num) { return not_implemented("rknn_set_batch_core_num"); }
-int rknn_wait(rknn_context context, rknn_run_extend* extend) { return not_implemented("rknn_wait"); }
-int rknn_set_weight_mem(rknn_context ctx, rknn_tensor_mem* mem) { return not_implemented("rknn_set_weight_mem"); }
-int rknn_set_internal_mem(rknn_context ctx, rknn_tensor_mem* mem) { return not_implemented("rknn_set_internal_mem"); }
 int rknn_set_input_shape(rknn_context ctx, rknn_tensor_attr* attr) { return not_implemented("rknn_set_input_shape"); }
 int rknn_set_input_shapes(rknn_context ctx, uint32_t n_inputs, rknn_tensor_attr attr[]) {
   return not_implemented("rknn_set_input_shapes");
 }
 
-int rknn_matmul_create(rknn_matmul_ctx* ctx, rknn_matmul_info* info, rknn_matmul_io_attr* io_attr) {
-  return not_implemented("rknn_matmul_create");
-}
-int rknn_matmul_create_dynamic_shape(rknn_matmul_ctx* ctx, rknn_matmul_info* info, int shape_num,
-                                     rknn_matmul_shape dynamic_shapes[], rknn_matmul_io_attr io_attrs[]) {
-  return not_implemented("rknn_matmul_create_dynamic_shape");
-}
-int rknn_matmul_set_io_mem(rknn_matmul_ctx ctx, rknn_tensor_mem* mem, rknn_matmul_tensor_attr* attr) {
-  return not_implemented("rknn_matmul_set_io_mem");
-}
-int rknn_matmul_set_core_mask(rknn_matmul_ctx context, rknn_core_mask core_mask) { return not_implemented("rknn_matmul_set_core_mask"); }
-int rknn_matmul_set_quant_params(rknn_matmul_ctx context, rknn_quant_params* params) {
-  return not_implemented("rknn_matmul_set_quant_params");
-}
-int rknn_matmul_get_quant_params(rknn_matmul_ctx ctx, rknn_quant_params* params, float* scale) {
-  return not_implemented("rknn_matmul_get_quant_params");
-}
-int rknn_matmul_set_dynamic_shape(rknn_matmul_ctx ctx, rknn_matmul_shape* shape) {
-  return not_implemented("rknn_matmul_set_dynamic_shape");
-}
-int rknn_matmul_run(rknn_matmul_ctx ctx) { return not_implemented("rknn_matmul_run"); }
-int rknn_matmul_destroy(rknn_matmul_ctx ctx) { return not_implemented("rknn_matmul_destroy"); }
-int rknn_B_normal_layout_to_native_layout(void* B_input, void* B_output, int K, int N, rknn_matmul_info* info) {
-  return not_implemented("rknn_B_normal_layout_to_native_layout");
-}
+// The rknn_matmul_* entry points are in rknn_matmul_api.cc.
 
 int rknn_register_custom_ops(rknn_context ctx, rknn_custom_op* op, uint32_t custom_op_num) {
   return not_implemented("rknn_register_custom_ops");

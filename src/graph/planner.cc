@@ -17,6 +17,9 @@ ArenaPlan plan_arena(const Graph& g) {
       if (t >= 0) last[t] = std::max(last[t], i);
   }
   for (int t : g.outputs) last[t] = end;
+  // Graph inputs stay intact to the end too: a client may call rknn_run again without setting
+  // them again (benchmark loops do), as the vendor runtime allows.
+  for (const GraphInput& in : g.inputs) last[in.tensor] = end;
 
   struct Item { int tensor; size_t size; };
   std::vector<Item> items;

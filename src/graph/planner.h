@@ -15,7 +15,8 @@ struct ArenaPlan {
 constexpr size_t kArenaAlign = 64;
 
 // Lifetime-based placement: every non-constant tensor lives from the node that produces it (graph
-// inputs: from the start) to its last consumer (graph outputs: to the end); tensors whose
+// inputs: from the start) to its last consumer (graph inputs and outputs: to the end, so inputs
+// survive a run for the next one); tensors whose
 // lifetimes overlap never share bytes. Greedy: largest first, lowest offset that fits.
 ArenaPlan plan_arena(const Graph& g);
 

@@ -51,7 +51,8 @@ struct KernelEntry {
 };
 
 void register_kernel(const KernelEntry& e);
-// True when an input or output tensor of n carries quantization parameters.
+// True when an input or output tensor of n carries quantization parameters (node_has_quant of
+// ops/quant_infer.h).
 bool is_quantized_node(const Graph& g, const Node& n);
 // Best kernel for the node (falls back to the reference kernel). `allow_fast=false` forces the
 // reference kernel (tests, and OPENRKNN_REF_KERNELS=1).

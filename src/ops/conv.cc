@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "ops/infer_util.h"
-#include "ops/quant_compute_infer.h"
 #include "ops/quant_infer.h"
 
 namespace orknn {

@@ -118,53 +118,6 @@ Status check_f32(const Graph& g, const Node& n, size_t i, const char* role) {
   return Status::Ok();
 }
 
-Status check_quant_params(const Node& n, const Tensor& t, const char* what, bool allow_per_axis) {
-  const QuantParams& q = t.quant;
-  if (q.scale.empty())
-    return ORKNN_NODE_ERR(n, "%s ('%s') is %s but has no quantization parameters", what, t.name.c_str(), dtype_name(t.dtype));
-  if (q.zero_point.size() != q.scale.size())
-    return ORKNN_NODE_ERR(n, "%s ('%s'): %zu scales but %zu zero points", what, t.name.c_str(), q.scale.size(),
-                          q.zero_point.size());
-  if (q.scale.size() > 1) {
-    if (!allow_per_axis)
-      return ORKNN_NODE_ERR(n, "%s ('%s') must be quantized per tensor, has %zu scales", what, t.name.c_str(),
-                            q.scale.size());
-    if (q.axis < 0 || static_cast<size_t>(q.axis) >= t.shape.size() ||
-        t.shape[static_cast<size_t>(q.axis)] != static_cast<int64_t>(q.scale.size()))
-      return ORKNN_NODE_ERR(n, "%s ('%s' %s): %zu scales do not match axis %d", what, t.name.c_str(),
-                            shape_str(t.shape).c_str(), q.scale.size(), q.axis);
-  }
-  for (size_t i = 0; i < q.scale.size(); ++i) {
-    if (!(q.scale[i] > 0.f) || !std::isfinite(q.scale[i]))
-      return ORKNN_NODE_ERR(n, "%s ('%s'): scale %g is not a finite positive number", what, t.name.c_str(), q.scale[i]);
-    const bool int32_data = t.dtype == DType::kI32;  // bias: zero point 0, any int32
-    if (int32_data ? q.zero_point[i] != 0 : (q.zero_point[i] < -128 || q.zero_point[i] > 127))
-      return ORKNN_NODE_ERR(n, "%s ('%s'): zero point %d is out of range for %s", what, t.name.c_str(),
-                            q.zero_point[i], dtype_name(t.dtype));
-  }
-  return Status::Ok();
-}
-
-DType output_dtype(const Graph& g, const Node& n, size_t i, DType dtype) {
-  if (!has_output(n, i)) return dtype;
-  return g.tensor(n.outputs[i]).quant.empty() ? dtype : DType::kI8;
-}
-
-bool input_is_quantized(const Graph& g, const Node& n, size_t i) {
-  const Tensor* t = g.input(n, i);
-  return t && !t->quant.empty();
-}
-
-Status check_f32_or_q8(const Graph& g, const Node& n, size_t i, const char* role) {
-  const Tensor* t = g.input(n, i);
-  if (!t || t->dtype == DType::kF32) return Status::Ok();
-  if (t->dtype == DType::kI8 && !t->quant.empty()) {
-    const std::string what = strfmt("input %s", role);
-    return check_quant_params(n, *t, what.c_str(), false);
-  }
-  return ORKNN_NODE_ERR(n, "input %s must be float32 or quantized int8, got %s", role, dtype_name(t->dtype));
-}
-
 Status read_dims_attr(const Node& n, const char* name, size_t len, int64_t def, int64_t min_value,
                       std::vector<int64_t>* out) {
   if (!n.attrs.has(name)) {

@@ -51,19 +51,7 @@ Status check_dtype(const Graph& g, const Node& n, size_t i, std::initializer_lis
 // Error unless input i (if present) is float32; `role` names it in the message ("X", "W", ...).
 Status check_f32(const Graph& g, const Node& n, size_t i, const char* role);
 
-// ---- quantized nodes (docs/numerics.md, "Representation in the IR") ----
-// The converter marks a quantized tensor by giving it quantization parameters; infer keeps them.
-// Checks the parameters of a quantized tensor: non-empty, finite positive scales, zero points in
-// [-128, 127]; per-tensor unless `allow_per_axis`, then `axis` must index a dim of size scale.size().
-// `what` names it ("input 0", "output 0").
-Status check_quant_params(const Node& n, const Tensor& t, const char* what, bool allow_per_axis);
-// The dtype of output i: INT8 when that output carries quantization parameters, else `dtype`.
-DType output_dtype(const Graph& g, const Node& n, size_t i, DType dtype);
-// Input i (if present) must be float32, or an INT8 activation with per-tensor quantization
-// parameters; `role` names it in the message.
-Status check_f32_or_q8(const Graph& g, const Node& n, size_t i, const char* role);
-// True when input i is present and quantized.
-bool input_is_quantized(const Graph& g, const Node& n, size_t i);
+// The quantized-node rules (check_quant_params, output_dtype, ...) are in ops/quant_infer.h.
 
 // Reads ints attribute `name`, which must have `len` values, each in [min_value, kMaxDim];
 // absent: `def` repeated `len` times. For the per-spatial-dim attributes (kernel_shape, strides,

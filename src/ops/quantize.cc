@@ -7,14 +7,27 @@
 #include <string>
 
 #include "ops/infer_util.h"
+#include "ops/quant_infer.h"
 
 namespace orknn {
+namespace {
+
+// One input and one output. ONNX's (x, scale, zero_point) form is refused, saying where the IR
+// keeps the parameters: on the `params_on` tensor ("output" of QuantizeLinear, "input" of
+// DequantizeLinear).
+Status check_ir_form(const Graph& g, const Node& n, const char* params_on) {
+  if (n.inputs.size() == 3)
+    return ORKNN_NODE_ERR(n,
+                          "has the ONNX form (x, scale, zero_point); in the IR the scale and zero point are the %s "
+                          "tensor's quantization parameters and the node has one input",
+                          params_on);
+  return check_arity(g, n, 1, 1, 1, 1, 1);
+}
+
+}  // namespace
 
 Status infer_QuantizeLinear(Graph& g, Node& n) {
-  if (n.inputs.size() == 3)
-    return ORKNN_NODE_ERR(n, "has the ONNX form (x, scale, zero_point); in the IR the scale and zero point are the "
-                             "output tensor's quantization parameters and the node has one input");
-  ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 1, 1, 1, 1));
+  ORKNN_RETURN_IF_ERROR(check_ir_form(g, n, "output"));
   const Tensor& x = *g.input(n, 0);
   if (x.dtype != DType::kF32)
     return ORKNN_NODE_ERR(n, "input x ('%s') must be float32, got %s", x.name.c_str(), dtype_name(x.dtype));
@@ -31,10 +44,7 @@ Status infer_QuantizeLinear(Graph& g, Node& n) {
 }
 
 Status infer_DequantizeLinear(Graph& g, Node& n) {
-  if (n.inputs.size() == 3)
-    return ORKNN_NODE_ERR(n, "has the ONNX form (x, scale, zero_point); in the IR the scale and zero point are the "
-                             "input tensor's quantization parameters and the node has one input");
-  ORKNN_RETURN_IF_ERROR(check_arity(g, n, 1, 1, 1, 1, 1));
+  ORKNN_RETURN_IF_ERROR(check_ir_form(g, n, "input"));
   const Tensor& x = *g.input(n, 0);
   // int8: activations and weights; int32: biases (zero point 0, checked by check_quant_params).
   if (x.dtype != DType::kI8 && x.dtype != DType::kI32)

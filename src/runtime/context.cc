@@ -117,6 +117,37 @@ Status load_model_from_file(const std::string& path, std::shared_ptr<const Model
   return finish_load(std::move(buf), static_cast<size_t>(len), out);
 }
 
+Status load_model_in_place(const void* data, size_t size, std::shared_ptr<const Model>* out) {
+  if (reinterpret_cast<uintptr_t>(data) % 64 != 0)
+    return ORKNN_ERR(kInvalidModel, "MODEL_BUFFER_ZERO_COPY: the model at %p is not 64-byte aligned (use memory from "
+                     "rknn_create_mem and a real_model_offset that is a multiple of 64)", data);
+  // Non-owning: the client keeps the buffer alive until rknn_destroy (rknn_api.h).
+  std::shared_ptr<uint8_t> buf(static_cast<uint8_t*>(const_cast<void*>(data)), [](uint8_t*) {});
+  return finish_load(std::move(buf), size, out);
+}
+
+Status check_same_network(const Model& cand, const Model& owner) {
+  const Graph& a = cand.graph;
+  const Graph& b = owner.graph;
+  if (a.inputs.size() != b.inputs.size() || a.outputs.size() != b.outputs.size() || a.nodes.size() != b.nodes.size() ||
+      a.tensors.size() != b.tensors.size())
+    return ORKNN_ERR(kInvalidModel, "SHARE_WEIGHT_MEM: the model is not the network of the weight-owning context "
+                     "(%zu/%zu inputs, %zu/%zu outputs, %zu/%zu nodes, %zu/%zu tensors)", a.inputs.size(), b.inputs.size(),
+                     a.outputs.size(), b.outputs.size(), a.nodes.size(), b.nodes.size(), a.tensors.size(), b.tensors.size());
+  for (size_t i = 0; i < a.tensors.size(); ++i) {
+    const Tensor& x = a.tensors[i];
+    const Tensor& y = b.tensors[i];
+    if (x.name != y.name || x.shape != y.shape || x.dtype != y.dtype)
+      return ORKNN_ERR(kInvalidModel, "SHARE_WEIGHT_MEM: tensor %zu ('%s') differs from the weight-owning context's ('%s')",
+                       i, x.name.c_str(), y.name.c_str());
+  }
+  for (size_t i = 0; i < a.nodes.size(); ++i)
+    if (a.nodes[i].op != b.nodes[i].op || a.nodes[i].inputs != b.nodes[i].inputs || a.nodes[i].outputs != b.nodes[i].outputs)
+      return ORKNN_ERR(kInvalidModel, "SHARE_WEIGHT_MEM: node %zu ('%s') differs from the weight-owning context's", i,
+                       a.nodes[i].name.c_str());
+  return Status::Ok();
+}
+
 Status Context::create(std::shared_ptr<const Model> model, uint32_t flags, std::unique_ptr<Context>* out) {
   std::unique_ptr<Context> ctx(new Context());
   ctx->model_ = std::move(model);
@@ -126,9 +157,92 @@ Status Context::create(std::shared_ptr<const Model> model, uint32_t flags, std::
   return Status::Ok();
 }
 
+Status Context::dup(std::unique_ptr<Context>* out) const {
+  std::unique_ptr<Context> ctx(new Context());
+  ctx->model_ = model_;
+  ctx->flags_ = flags_;
+  ctx->core_mask_ = core_mask_;  // before plan(): kernels take their thread count from it
+  ORKNN_RETURN_IF_ERROR(ctx->plan());
+  *out = std::move(ctx);
+  return Status::Ok();
+}
+
 Context::~Context() {
   for (void* p : owned_output_bufs_) std::free(p);
-  ::operator delete[](arena_, std::align_val_t(64));
+  if (!internal_outside()) ::operator delete[](arena_, std::align_val_t(64));  // else the client's memory
+}
+
+Status Context::check_runnable(const char* fn, bool need_weights) const {
+  if (info_only())
+    return ORKNN_ERR(kInvalidContext, "%s: the context was created with RKNN_FLAG_COLLECT_MODEL_INFO_ONLY; it answers "
+                     "queries only and cannot take inputs or run", fn);
+  if (internal_outside()) {
+    if (!internal_mem_)
+      return ORKNN_ERR(kFail, "%s: the context was created with %s; call rknn_set_internal_mem first (%zu bytes)", fn,
+                       (flags_ & RKNN_FLAG_MEM_ALLOC_OUTSIDE) ? "RKNN_FLAG_MEM_ALLOC_OUTSIDE" : "RKNN_FLAG_INTERNAL_ALLOC_OUTSIDE",
+                       arena_size_);
+    if (tensor_mem_serial(internal_mem_) != internal_serial_)
+      return ORKNN_ERR(kFail, "%s: the internal mem set with rknn_set_internal_mem was destroyed; set a live one", fn);
+  }
+  if (need_weights && (flags_ & RKNN_FLAG_MEM_ALLOC_OUTSIDE)) {
+    if (!weight_mem_)
+      return ORKNN_ERR(kFail, "%s: the context was created with RKNN_FLAG_MEM_ALLOC_OUTSIDE; call rknn_set_weight_mem first "
+                       "(%zu bytes)", fn, model_->weight_bytes);
+    if (tensor_mem_serial(weight_mem_) != weight_serial_)
+      return ORKNN_ERR(kFail, "%s: the weight mem set with rknn_set_weight_mem was destroyed; set a live one", fn);
+  }
+  return Status::Ok();
+}
+
+Status Context::set_internal_mem(rknn_tensor_mem* mem) {
+  if (info_only())
+    return ORKNN_ERR(kInvalidContext, "rknn_set_internal_mem: the context was created with RKNN_FLAG_COLLECT_MODEL_INFO_ONLY");
+  if (!internal_outside())
+    return ORKNN_ERR(kInvalidParam, "rknn_set_internal_mem: the context owns its internal memory; pass "
+                     "RKNN_FLAG_INTERNAL_ALLOC_OUTSIDE or RKNN_FLAG_MEM_ALLOC_OUTSIDE to rknn_init to provide it");
+  const uint64_t serial = tensor_mem_serial(mem);
+  if (!serial)
+    return ORKNN_ERR(kInvalidParam, "rknn_set_internal_mem: mem %p was not created by rknn_create_mem* or was destroyed",
+                     static_cast<void*>(mem));
+  if (!mem->virt_addr) return ORKNN_ERR(kInvalidParam, "rknn_set_internal_mem: mem->virt_addr is NULL");
+  if (mem->size < arena_size_)
+    return ORKNN_ERR(kInvalidParam, "rknn_set_internal_mem: mem size %u is smaller than total_internal_size %zu", mem->size,
+                     arena_size_);
+  uint8_t* base = static_cast<uint8_t*>(mem->virt_addr) + mem->offset;
+  if (reinterpret_cast<uintptr_t>(base) % 64 != 0)
+    return ORKNN_ERR(kInvalidParam, "rknn_set_internal_mem: virt_addr + offset (%p) is not 64-byte aligned",
+                     static_cast<void*>(base));
+  arena_ = base;
+  internal_mem_ = mem;
+  internal_serial_ = serial;
+  // Inputs written into a previous block are not in this one.
+  input_set_.assign(model_->graph.inputs.size(), false);
+  has_run_ = false;
+  return build_steps();  // the kernels' tensor pointers point into the new block
+}
+
+Status Context::set_weight_mem(rknn_tensor_mem* mem) {
+  if (!(flags_ & RKNN_FLAG_MEM_ALLOC_OUTSIDE))
+    return ORKNN_ERR(kInvalidParam, "rknn_set_weight_mem: the context owns its weights; pass RKNN_FLAG_MEM_ALLOC_OUTSIDE "
+                     "to rknn_init to provide them");
+  const uint64_t serial = tensor_mem_serial(mem);
+  if (!serial)
+    return ORKNN_ERR(kInvalidParam, "rknn_set_weight_mem: mem %p was not created by rknn_create_mem* or was destroyed",
+                     static_cast<void*>(mem));
+  if (!mem->virt_addr) return ORKNN_ERR(kInvalidParam, "rknn_set_weight_mem: mem->virt_addr is NULL");
+  if (mem->size < model_->weight_bytes)
+    return ORKNN_ERR(kInvalidParam, "rknn_set_weight_mem: mem size %u is smaller than total_weight_size %zu", mem->size,
+                     model_->weight_bytes);
+  // Weights stay in the immutable Model (shared by dup'd contexts); the block is checked and
+  // recorded, not written (docs/decisions.md).
+  weight_mem_ = mem;
+  weight_serial_ = serial;
+  return Status::Ok();
+}
+
+const void* Context::output_src(uint32_t index) const {
+  if (async()) return async_delivered_[index].data();
+  return tensor_ptr(model_->graph.outputs[index]);
 }
 
 void* Context::tensor_ptr(int id) const {
@@ -158,11 +272,36 @@ Status Context::plan() {
   ArenaPlan ap = plan_arena(g);
   arena_size_ = ap.arena_size;
   arena_offset_ = std::move(ap.offset);
+  input_set_.assign(g.inputs.size(), false);
+  if (info_only()) {
+    ORKNN_LOGI("model info context: %zu nodes, %zu weight bytes, %zu arena bytes (no kernels, cannot run)", g.nodes.size(),
+               model_->weight_bytes, arena_size_);
+    return Status::Ok();
+  }
+  if (async()) {
+    // Two output sets, allocated here so that run() allocates nothing; the first frame's
+    // "previous outputs" are zeros (docs/decisions.md).
+    async_latest_.resize(g.outputs.size());
+    async_delivered_.resize(g.outputs.size());
+    for (size_t i = 0; i < g.outputs.size(); ++i) {
+      const Tensor& t = g.tensor(g.outputs[i]);
+      const size_t bytes = static_cast<size_t>(t.numel()) * dtype_size(t.dtype);
+      async_latest_[i].assign(bytes, 0);
+      async_delivered_[i].assign(bytes, 0);
+    }
+  }
+  if (internal_outside()) {
+    ORKNN_LOGI("model loaded: %zu nodes, %zu arena bytes to be provided by rknn_set_internal_mem", g.nodes.size(), arena_size_);
+    return Status::Ok();  // kernels are built when the arena arrives
+  }
   arena_ = static_cast<uint8_t*>(::operator new[](std::max<size_t>(arena_size_, 64), std::align_val_t(64), std::nothrow));
   if (!arena_) return ORKNN_ERR(kNoMemory, "cannot allocate the %zu-byte activation arena", arena_size_);
   std::memset(arena_, 0, arena_size_);
-  input_set_.assign(g.inputs.size(), false);
+  return build_steps();
+}
 
+Status Context::build_steps() {
+  const Graph& g = model_->graph;
   const bool allow_fast = !(std::getenv("OPENRKNN_REF_KERNELS") && std::atoi(std::getenv("OPENRKNN_REF_KERNELS")) != 0);
   steps_.clear();
   steps_.reserve(g.nodes.size());
@@ -203,6 +342,25 @@ Status Context::set_core_mask(int mask) {
     return ORKNN_ERR(kInvalidParam, "rknn_set_core_mask: mask 0x%x is not valid on %s (%d NPU cores)", m,
                      model_->platform->name, cores);
   core_mask_ = static_cast<rknn_core_mask>(mask);
+  for (Step& s : steps_) s.kctx.num_threads = num_threads();
+  return Status::Ok();
+}
+
+Status Context::set_batch_core_num(int core_num) {
+  const int cores = model_->platform->npu_cores;
+  if (cores == 1)
+    return ORKNN_ERR(kInvalidParam, "rknn_set_batch_core_num: platform %s has a single NPU core", model_->platform->name);
+  if (core_num < 1 || core_num > cores)
+    return ORKNN_ERR(kInvalidParam, "rknn_set_batch_core_num: core_num %d is not in [1, %d] on %s", core_num, cores,
+                     model_->platform->name);
+  const Graph& g = model_->graph;
+  const int64_t batch = g.inputs.empty() || g.tensor(g.inputs[0].tensor).shape.empty() ? 1 : g.tensor(g.inputs[0].tensor).shape[0];
+  if (batch <= 1)
+    return ORKNN_ERR(kInvalidParam, "rknn_set_batch_core_num: the model's batch is %lld; this is for multi-batch models",
+                     static_cast<long long>(batch));
+  // The batch is split over core_num emulated cores = the threads of that many cores (§6).
+  static const int kMaskForCores[4] = {0, RKNN_NPU_CORE_0, RKNN_NPU_CORE_0_1, RKNN_NPU_CORE_0_1_2};
+  core_mask_ = static_cast<rknn_core_mask>(kMaskForCores[core_num]);
   for (Step& s : steps_) s.kctx.num_threads = num_threads();
   return Status::Ok();
 }
@@ -286,6 +444,7 @@ const Context::UInt8InputTable& Context::uint8_table(uint32_t index) {
 }
 
 Status Context::inputs_set(uint32_t n, const rknn_input* inputs) {
+  ORKNN_RETURN_IF_ERROR(check_runnable("rknn_inputs_set", false));
   if (n == 0 || n > n_inputs())
     return ORKNN_ERR(kInvalidParam, "rknn_inputs_set: n_inputs %u, the model has %u inputs", n, n_inputs());
   const Graph& g = model_->graph;
@@ -366,6 +525,7 @@ Status Context::inputs_set(uint32_t n, const rknn_input* inputs) {
 }
 
 Status Context::run() {
+  ORKNN_RETURN_IF_ERROR(check_runnable("rknn_run", true));
   ORKNN_RETURN_IF_ERROR(read_bound_inputs());  // zero-copy inputs (rknn_set_io_mem)
   for (size_t i = 0; i < input_set_.size(); ++i)
     if (!input_set_[i])
@@ -394,6 +554,15 @@ Status Context::run() {
   }
   last_run_us_ = std::chrono::duration_cast<std::chrono::microseconds>(clock::now() - t0).count();
   has_run_ = true;
+  if (async()) {
+    // Pipelined mode: outputs_get now delivers the previous run's outputs.
+    std::swap(async_delivered_, async_latest_);
+    const Graph& g = model_->graph;
+    for (size_t i = 0; i < g.outputs.size(); ++i)
+      std::memcpy(async_latest_[i].data(), tensor_ptr(g.outputs[i]), async_latest_[i].size());
+    delivered_frame_id_ = frame_id_;
+  }
+  ++frame_id_;
   return write_bound_outputs();  // zero-copy outputs land in their mems (contract §1.4 rknn_run)
 }
 
@@ -401,13 +570,14 @@ Status Context::outputs_get(uint32_t n, rknn_output* outputs) {
   if (n == 0 || n > n_outputs())
     return ORKNN_ERR(kInvalidOutput, "rknn_outputs_get: n_outputs %u, the model has %u outputs", n, n_outputs());
   if (!has_run_) return ORKNN_ERR(kInvalidOutput, "rknn_outputs_get: rknn_run has not been called");
+  ORKNN_RETURN_IF_ERROR(check_runnable("rknn_outputs_get", false));  // the arena may be a destroyed client mem
   const Graph& g = model_->graph;
   for (uint32_t i = 0; i < n; ++i) {
     rknn_output& o = outputs[i];
     o.index = i;  // the array position identifies the output (contract §4.3)
     const Tensor& t = g.tensor(g.outputs[i]);
     const size_t count = static_cast<size_t>(t.numel());
-    const void* src = tensor_ptr(g.outputs[i]);
+    const void* src = output_src(i);
     size_t need;
     if (o.want_float) need = count * 4;
     else if (is_float(t.dtype)) need = count * 2;  // FLOAT16, the reported type

@@ -27,11 +27,23 @@ struct Model {
 // may free its buffer) or from a file path.
 Status load_model_from_buffer(const void* data, size_t size, std::shared_ptr<const Model>* out);
 Status load_model_from_file(const std::string& path, std::shared_ptr<const Model>* out);
+// RKNN_FLAG_MODEL_BUFFER_ZERO_COPY: parses the model in place (no copy). `data` must be 64-byte
+// aligned and stay alive and unchanged while any context uses the model.
+Status load_model_in_place(const void* data, size_t size, std::shared_ptr<const Model>* out);
+
+// SHARE_WEIGHT_MEM: `candidate` may use `owner`'s Model only if it is the same network (same
+// inputs, outputs, nodes and tensors by name, shape and type). Error names the first difference.
+Status check_same_network(const Model& candidate, const Model& owner);
 
 class Context {
  public:
   static Status create(std::shared_ptr<const Model> model, uint32_t flags, std::unique_ptr<Context>* out);
   ~Context();
+
+  // rknn_dup_context: a new context on the same Model (weights shared, never copied) with its own
+  // arena, kernels, inputs and bindings. Flags and core mask are inherited; bindings are not.
+  Status dup(std::unique_ptr<Context>* out) const;
+  std::shared_ptr<const Model> shared_model() const { return model_; }
 
   const Model& model() const { return *model_; }
   uint32_t n_inputs() const { return static_cast<uint32_t>(model_->graph.inputs.size()); }
@@ -44,6 +56,16 @@ class Context {
   Status outputs_get(uint32_t n, rknn_output* outputs);
   Status outputs_release(uint32_t n, rknn_output* outputs);
   Status set_core_mask(int mask);  // the client's raw rknn_core_mask value
+  Status set_batch_core_num(int core_num);
+
+  // MEM_ALLOC_OUTSIDE / INTERNAL_ALLOC_OUTSIDE (docs/decisions.md "Contexts and init flags").
+  Status set_internal_mem(rknn_tensor_mem* mem);
+  Status set_weight_mem(rknn_tensor_mem* mem);
+
+  // Frame ids: the last rknn_run's (0 before any run) and the one rknn_outputs_get delivers
+  // (ASYNC_MASK: the previous run's).
+  uint64_t last_frame_id() const { return frame_id_; }
+  uint64_t delivered_frame_id() const { return async() ? delivered_frame_id_ : frame_id_; }
 
   // Attribute reporting per contract §4.1.
   Status input_attr(uint32_t index, rknn_tensor_attr* attr) const;
@@ -93,13 +115,31 @@ class Context {
 
   Context() = default;
   Status plan();
+  Status build_steps();  // kernels + prepare; needs the arena
+  // Error unless the context can touch its arena (fn names the API call); need_weights: also the
+  // weight block of MEM_ALLOC_OUTSIDE.
+  Status check_runnable(const char* fn, bool need_weights) const;
+  bool async() const { return (flags_ & RKNN_FLAG_ASYNC_MASK) != 0; }
+  bool info_only() const { return (flags_ & RKNN_FLAG_COLLECT_MODEL_INFO_ONLY) != 0; }
+  bool internal_outside() const {
+    return (flags_ & (RKNN_FLAG_MEM_ALLOC_OUTSIDE | RKNN_FLAG_INTERNAL_ALLOC_OUTSIDE)) != 0;
+  }
+  const void* output_src(uint32_t index) const;  // what outputs_get reads for output `index`
   void* tensor_ptr(int tensor_id) const;
   int num_threads() const;
 
   std::shared_ptr<const Model> model_;
   uint32_t flags_ = 0;
   rknn_core_mask core_mask_ = RKNN_NPU_CORE_AUTO;
-  uint8_t* arena_ = nullptr;
+  uint8_t* arena_ = nullptr;      // owned unless internal_outside()
+  rknn_tensor_mem* internal_mem_ = nullptr;  // client arena (set_internal_mem) and its serial
+  uint64_t internal_serial_ = 0;
+  rknn_tensor_mem* weight_mem_ = nullptr;    // client weight block (recorded and checked only)
+  uint64_t weight_serial_ = 0;
+  uint64_t frame_id_ = 0;
+  uint64_t delivered_frame_id_ = 0;
+  std::vector<std::vector<uint8_t>> async_latest_;     // ASYNC_MASK: outputs of the last run
+  std::vector<std::vector<uint8_t>> async_delivered_;  // ... and of the run before (outputs_get)
   size_t arena_size_ = 0;
   std::vector<size_t> arena_offset_;
   std::vector<Step> steps_;

@@ -8,25 +8,13 @@
 
 #include "converter/quant/calibrate.h"
 #include "graph/passes/passes.h"
+#include "testutil/op_harness.h"
+#include "testutil/status_assert.h"
 
 namespace orknn {
 namespace {
 
-#define ASSERT_OK(expr)                   \
-  do {                                    \
-    ::orknn::Status _s = (expr);          \
-    ASSERT_TRUE(_s.ok()) << _s.message(); \
-  } while (0)
-
 constexpr int64_t kIc = 2, kOc = 3, kH = 5, kW = 6;
-
-std::vector<float> random_vec(size_t n, uint32_t seed, float lo, float hi) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
 struct TinyNet {
   Graph g;
@@ -35,8 +23,8 @@ struct TinyNet {
   int x = -1, conv = -1, relu = -1, out = -1, w_id = -1, b_id = -1;
 
   TinyNet() {
-    w = random_vec(kOc * kIc * 9, 11, -1.f, 1.f);
-    b = random_vec(kOc, 12, -0.5f, 0.5f);
+    w = test::random_floats(kOc * kIc * 9, 11, -1.f, 1.f);
+    b = test::random_floats(kOc, 12, -0.5f, 0.5f);
     x = g.add_tensor("x", {1, kIc, kH, kW}, DType::kF32);
     GraphInput gi;
     gi.tensor = x;
@@ -93,7 +81,8 @@ struct TinyNet {
 
 std::vector<CalibrationSample> make_samples(int n) {
   std::vector<CalibrationSample> s(static_cast<size_t>(n));
-  for (int i = 0; i < n; ++i) s[static_cast<size_t>(i)].inputs = {random_vec(kIc * kH * kW, 100 + i, -2.f + i, 1.f + 0.5f * i)};
+  for (int i = 0; i < n; ++i)
+    s[static_cast<size_t>(i)].inputs = {test::random_floats(kIc * kH * kW, 100 + i, -2.f + i, 1.f + 0.5f * i)};
   return s;
 }
 

@@ -3,11 +3,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <new>
-#include <unistd.h>
 
+#include "converter/cli_test_util.h"
 #include "converter/converter_test_util.h"
-#include "model/model_io.h"
 
 namespace orknn::test {
 namespace {
@@ -15,13 +13,10 @@ namespace {
 namespace fs = std::filesystem;
 using B = OnnxBuilder;
 
-class Cli : public ::testing::Test {
+class Cli : public ToolTest {
  protected:
   void SetUp() override {
-    tool_ = fs::path(ORKNN_BINARY_DIR) / "rknn_convert";
-    if (!fs::exists(tool_)) GTEST_SKIP() << "rknn_convert not built";
-    dir_ = fs::temp_directory_path() / ("orknn_cli_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
+    if (!use_tool("rknn_convert", "cli")) GTEST_SKIP() << "rknn_convert not built";
     B b(13);
     b.input("images", {-1, 3, 8, 8});
     b.input("scale", {1});
@@ -29,30 +24,6 @@ class Cli : public ::testing::Test {
     b.output("y");
     std::ofstream(dir_ / "m.onnx", std::ios::binary) << b.bytes();
   }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
-  }
-  int run(const std::string& args, std::string* out = nullptr) {
-    fs::path log = dir_ / "out.txt";
-    std::string cmd = tool_.string() + " " + args + " > " + log.string() + " 2>&1";
-    int rc = std::system(cmd.c_str());
-    std::ifstream f(log);
-    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    if (out) *out = text;
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  }
-  Graph load(const fs::path& p) {
-    std::ifstream f(p, std::ios::binary);
-    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    std::shared_ptr<uint8_t> buf(static_cast<uint8_t*>(::operator new[](bytes.size() + 1, std::align_val_t(64))),
-                                 [](uint8_t* q) { ::operator delete[](q, std::align_val_t(64)); });
-    std::memcpy(buf.get(), bytes.data(), bytes.size());
-    Graph g;
-    Status st = load_model(buf, buf.get(), bytes.size(), &g);
-    EXPECT_TRUE(st.ok()) << st.message();
-    return g;
-  }
-  fs::path tool_, dir_;
 };
 
 TEST_F(Cli, IssueInterface) {

@@ -5,6 +5,7 @@
 #include "converter/convert.h"
 #include "converter/graph_runner.h"
 #include "converter/onnx_builder.h"
+#include "testutil/status_assert.h"
 
 namespace orknn::test {
 
@@ -37,11 +38,5 @@ inline int count_op(const Graph& g, OpId op) {
 }
 
 inline const Tensor& output_tensor(const Graph& g, size_t i = 0) { return g.tensor(g.outputs.at(i)); }
-
-#define ASSERT_OK(expr)                                   \
-  do {                                                    \
-    ::orknn::Status _s = (expr);                          \
-    ASSERT_TRUE(_s.ok()) << _s.message();                 \
-  } while (0)
 
 }  // namespace orknn::test

@@ -10,15 +10,10 @@
 #include <fstream>
 
 #include "converter/quant/dataset.h"
+#include "testutil/status_assert.h"
 
 namespace orknn {
 namespace {
-
-#define ASSERT_OK(expr)                   \
-  do {                                    \
-    ::orknn::Status _s = (expr);          \
-    ASSERT_TRUE(_s.ok()) << _s.message(); \
-  } while (0)
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 

@@ -5,10 +5,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <new>
 #include <random>
-#include <unistd.h>
 
+#include "converter/cli_test_util.h"
 #include "converter/converter_test_util.h"
 #include "model/model_io.h"
 
@@ -17,19 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using B = OnnxBuilder;
-
-void write_npy(const fs::path& p, const std::vector<int64_t>& shape, const std::vector<float>& v) {
-  std::string dims;
-  for (size_t i = 0; i < shape.size(); ++i) dims += std::to_string(shape[i]) + ",";
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
-  header += std::string((64 - (10 + header.size() + 1) % 64) % 64, ' ') + "\n";
-  std::ofstream f(p, std::ios::binary);
-  f.write("\x93NUMPY\x01\x00", 8);
-  f.put(static_cast<char>(header.size() & 0xff));
-  f.put(static_cast<char>(header.size() >> 8));
-  f << header;
-  f.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
-}
 
 // The number after `"key": ` at or after `from` in a JSON text (the report's own layout).
 double json_number_after(const std::string& j, size_t from, const std::string& key) {
@@ -40,13 +26,10 @@ double json_number_after(const std::string& j, size_t from, const std::string& k
   return std::strtod(p, nullptr);
 }
 
-class InspectCli : public ::testing::Test {
+class InspectCli : public ToolTest {
  protected:
   void SetUp() override {
-    tool_ = fs::path(ORKNN_BINARY_DIR) / "rknn_inspect";
-    if (!fs::exists(tool_)) GTEST_SKIP() << "rknn_inspect not built";
-    dir_ = fs::temp_directory_path() / ("orknn_inspect_" + std::to_string(::getpid()));
-    fs::create_directories(dir_);
+    if (!use_tool("rknn_inspect", "inspect")) GTEST_SKIP() << "rknn_inspect not built";
     std::mt19937 rng(11);
     std::uniform_real_distribution<float> u(-1.f, 1.f);
     auto rnd = [&](size_t n) {
@@ -68,22 +51,11 @@ class InspectCli : public ::testing::Test {
     std::ofstream(onnx_, std::ios::binary) << b.bytes();
     std::ofstream list(dir_ / "list.txt");
     for (int i = 0; i < 4; ++i) {
-      write_npy(dir_ / ("cal" + std::to_string(i) + ".npy"), {1, 3, 8, 8}, rnd(192));
+      write_npy_f32(dir_ / ("cal" + std::to_string(i) + ".npy"), {1, 3, 8, 8}, rnd(192));
       list << "cal" << i << ".npy\n";
     }
     input_ = rnd(192);
-    write_npy(dir_ / "in.npy", {1, 3, 8, 8}, input_);
-  }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
-  }
-  int run(const std::string& args, std::string* out) {
-    fs::path log = dir_ / "out.txt";
-    std::string cmd = tool_.string() + " " + args + " > " + log.string() + " 2>&1";
-    int rc = std::system(cmd.c_str());
-    std::ifstream f(log);
-    *out = std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    write_npy_f32(dir_ / "in.npy", {1, 3, 8, 8}, input_);
   }
   // Converts m.onnx (float or quantized) into `name`, returns the graph as converted.
   Graph convert_to(const std::string& name, bool quantize) {
@@ -102,7 +74,7 @@ class InspectCli : public ::testing::Test {
     EXPECT_TRUE(st.ok()) << st.message();
     return g;
   }
-  fs::path tool_, dir_, onnx_;
+  fs::path onnx_;
   std::vector<float> input_;
 };
 

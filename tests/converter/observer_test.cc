@@ -8,15 +8,11 @@
 #include <random>
 
 #include "converter/quant/observer.h"
+#include "testutil/op_harness.h"
+#include "testutil/status_assert.h"
 
 namespace orknn {
 namespace {
-
-#define ASSERT_OK(expr)                   \
-  do {                                    \
-    ::orknn::Status _s = (expr);          \
-    ASSERT_TRUE(_s.ok()) << _s.message(); \
-  } while (0)
 
 // Feeds `data` in `chunks` pieces per pass (as calibration feeds one sample at a time).
 std::pair<float, float> observe_all(CalibAlgorithm alg, const std::vector<float>& data, size_t chunks = 4) {
@@ -62,14 +58,6 @@ std::vector<float> gaussian(size_t n, uint32_t seed, float sigma = 1.f) {
   return v;
 }
 
-std::vector<float> uniform(size_t n, uint32_t seed, float lo, float hi) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
-
 const CalibAlgorithm kAll[] = {CalibAlgorithm::kNormal, CalibAlgorithm::kKl, CalibAlgorithm::kMmse};
 
 TEST(CalibAlgorithmName, ParsesTheThreeAndTheVendorAlias) {
@@ -89,7 +77,7 @@ TEST(CalibAlgorithmName, ParsesTheThreeAndTheVendorAlias) {
 }
 
 TEST(Observer, NormalIsMinMaxOverEverySample) {
-  std::vector<float> v = uniform(10000, 1, -0.7f, 2.3f);
+  std::vector<float> v = test::random_floats(10000, 1, -0.7f, 2.3f);
   v[1234] = -3.5f;  // one extreme in a later "sample"
   v[9876] = 4.25f;
   auto r = observe_all(CalibAlgorithm::kNormal, v, 7);
@@ -98,7 +86,7 @@ TEST(Observer, NormalIsMinMaxOverEverySample) {
 }
 
 TEST(Observer, UniformKeepsNearlyTheWholeRange) {
-  const std::vector<float> v = uniform(200000, 2, -1.f, 1.f);
+  const std::vector<float> v = test::random_floats(200000, 2, -1.f, 1.f);
   const float mn = *std::min_element(v.begin(), v.end()), mx = *std::max_element(v.begin(), v.end());
   for (CalibAlgorithm alg : kAll) {
     auto r = observe_all(alg, v);

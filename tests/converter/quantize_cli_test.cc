@@ -4,13 +4,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <new>
 #include <random>
-#include <unistd.h>
 
+#include "converter/cli_test_util.h"
 #include "converter/converter_test_util.h"
 #include "kernels/kernel.h"
-#include "model/model_io.h"
 
 namespace orknn::test {
 namespace {
@@ -18,28 +16,10 @@ namespace {
 namespace fs = std::filesystem;
 using B = OnnxBuilder;
 
-// A float32 .npy file (format version 1.0).
-void write_npy(const fs::path& p, const std::vector<int64_t>& shape, const std::vector<float>& v) {
-  std::string dims;
-  for (size_t i = 0; i < shape.size(); ++i) dims += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "");
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
-  const size_t unpadded = 10 + header.size() + 1;
-  header += std::string((64 - unpadded % 64) % 64, ' ') + "\n";
-  std::ofstream f(p, std::ios::binary);
-  f.write("\x93NUMPY\x01\x00", 8);
-  const uint16_t len = static_cast<uint16_t>(header.size());
-  f.put(static_cast<char>(len & 0xff));
-  f.put(static_cast<char>(len >> 8));
-  f << header;
-  f.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
-}
-
-class QuantCli : public ::testing::Test {
+class QuantCli : public ToolTest {
  protected:
   void SetUp() override {
-    tool_ = fs::path(ORKNN_BINARY_DIR) / "rknn_convert";
-    if (!fs::exists(tool_)) GTEST_SKIP() << "rknn_convert not built";
-    dir_ = fs::temp_directory_path() / ("orknn_qcli_" + std::to_string(::getpid()));
+    if (!use_tool("rknn_convert", "qcli")) GTEST_SKIP() << "rknn_convert not built";
     fs::create_directories(dir_ / "data");
     std::mt19937 rng(5);
     std::uniform_real_distribution<float> u(-0.5f, 0.5f);
@@ -65,37 +45,16 @@ class QuantCli : public ::testing::Test {
     std::ofstream(dir_ / "m.onnx", std::ios::binary) << b.bytes();
     std::ofstream list(dir_ / "data" / "list.txt");
     for (int i = 0; i < 3; ++i) {
-      write_npy(dir_ / "data" / ("s" + std::to_string(i) + ".npy"), {1, 3, 8, 8}, rnd(192));
+      write_npy_f32(dir_ / "data" / ("s" + std::to_string(i) + ".npy"), {1, 3, 8, 8}, rnd(192));
       list << "s" << i << ".npy\n";  // relative to the list file
     }
   }
-  void TearDown() override {
-    if (!dir_.empty()) fs::remove_all(dir_);
-  }
+  // rknn_convert on m.onnx for rk3588 with `args`.
   int run(const std::string& args, std::string* out) {
-    fs::path log = dir_ / "out.txt";
-    std::string cmd = tool_.string() + " " + (dir_ / "m.onnx").string() + " -t rk3588 " + args + " > " + log.string() + " 2>&1";
-    int rc = std::system(cmd.c_str());
-    std::ifstream f(log);
-    *out = std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  }
-  // Loads a written model; ok() false (and a test failure) when it does not load.
-  Graph load(const fs::path& p, bool* ok) {
-    std::ifstream f(p, std::ios::binary);
-    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    std::shared_ptr<uint8_t> buf(static_cast<uint8_t*>(::operator new[](bytes.size() + 1, std::align_val_t(64))),
-                                 [](uint8_t* q) { ::operator delete[](q, std::align_val_t(64)); });
-    std::memcpy(buf.get(), bytes.data(), bytes.size());
-    Graph g;
-    Status st = load_model(buf, buf.get(), bytes.size(), &g);
-    EXPECT_TRUE(st.ok()) << st.message();
-    *ok = st.ok();
-    return g;
+    return ToolTest::run((dir_ / "m.onnx").string() + " -t rk3588 " + args, out);
   }
   std::string list() const { return (dir_ / "data" / "list.txt").string(); }
   std::string out_model() const { return (dir_ / "q.rknn").string(); }
-  fs::path tool_, dir_;
 };
 
 TEST_F(QuantCli, QuantizeWithDatasetPrintsThePrecisionTable) {

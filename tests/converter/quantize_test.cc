@@ -9,6 +9,7 @@
 #include "converter/converter_test_util.h"
 #include "converter/quant/quantize.h"
 #include "kernels/graph_runner.h"
+#include "testutil/op_harness.h"
 
 namespace orknn::test {
 namespace {
@@ -24,14 +25,6 @@ void expected_act(float lo, float hi, float* scale, int32_t* zp) {
   *scale = (hi - lo) / 255.f;
   const float z = std::nearbyint(-128.f - lo / *scale);
   *zp = static_cast<int32_t>(std::max(-128.f, std::min(127.f, z)));
-}
-
-std::vector<float> random_values(size_t n, float lo, float hi, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
 }
 
 Graph float_graph(const B& b) {
@@ -72,7 +65,7 @@ Ranges observe(const Graph& g, int samples, uint32_t seed) {
   for (int s = 0; s < samples; ++s) {
     for (size_t i = 0; i < g.inputs.size(); ++i) {
       const Tensor& t = g.tensor(g.inputs[i].tensor);
-      std::vector<float> x = random_values(static_cast<size_t>(t.numel()), -1.f, 1.f, seed + 97 * s + static_cast<uint32_t>(i));
+      std::vector<float> x = random_floats(static_cast<size_t>(t.numel()), seed + 97 * s + static_cast<uint32_t>(i), -1.f, 1.f);
       EXPECT_TRUE(runner->set_input(i, x.data(), x.size() * 4).ok());
     }
     EXPECT_TRUE(runner->run().ok());
@@ -104,7 +97,7 @@ const ConvertReport::LayerPrecision* row(const std::vector<ConvertReport::LayerP
 B conv_pool_softmax(std::vector<float>* w_out, std::vector<float>* b_out) {
   B b(13);
   b.input("x", {1, 2, 6, 6});
-  std::vector<float> w = random_values(4 * 2 * 9, -0.5f, 0.5f, 7);
+  std::vector<float> w = random_floats(4 * 2 * 9, 7, -0.5f, 0.5f);
   w[5] = 0.9f;    // channel 0's largest magnitude
   w[20] = -1.1f;  // channel 1's
   std::vector<float> bias = {0.1f, -0.2f, 0.3f, 0.05f};
@@ -300,9 +293,9 @@ TEST(Quantize, TensorWithoutRangeKeepsItsNodesFloat) {
 B concat_model() {
   B b(13);
   b.input("a", {1, 2, 4, 4});
-  b.init_f32("w1", {2, 2, 1, 1}, random_values(4, -1.f, 1.f, 11));
-  b.init_f32("w2", {2, 2, 1, 1}, random_values(4, -1.f, 1.f, 12));
-  b.init_f32("w3", {3, 6, 1, 1}, random_values(18, -1.f, 1.f, 13));
+  b.init_f32("w1", {2, 2, 1, 1}, random_floats(4, 11, -1.f, 1.f));
+  b.init_f32("w2", {2, 2, 1, 1}, random_floats(4, 12, -1.f, 1.f));
+  b.init_f32("w3", {3, 6, 1, 1}, random_floats(18, 13, -1.f, 1.f));
   b.node("Conv", {"a", "w1"}, {"c1"}, "conv1");
   b.node("Conv", {"a", "w2"}, {"c2"}, "conv2");
   auto* cat = b.node("Concat", {"c1", "c2", "a"}, {"cat"}, "concat");
@@ -415,7 +408,7 @@ TEST(Quantize, GemmFoldsAlphaBetaAndQuantizesPerOutputRow) {
   if (!has_quantized_ref_kernel(OpId::Gemm)) GTEST_SKIP() << "no int8 Gemm kernel in this build";
   B b(13);
   b.input("x", {2, 4});
-  std::vector<float> w = random_values(12, -1.f, 1.f, 21), c = {0.3f, -0.7f, 0.2f};
+  std::vector<float> w = random_floats(12, 21, -1.f, 1.f), c = {0.3f, -0.7f, 0.2f};
   b.init_f32("w", {3, 4}, w);  // transB = 1: [N, K]
   b.init_f32("c", {3}, c);
   auto* gemm = b.node("Gemm", {"x", "w", "c"}, {"y"}, "fc");
@@ -473,7 +466,7 @@ TEST(Quantize, MatMulWeightsPerLastAxisAndTwoActivations) {
   B b(13);
   b.input("x", {1, 4, 8});
   b.input("k", {1, 6, 5});
-  std::vector<float> w = random_values(48, -1.f, 1.f, 41);
+  std::vector<float> w = random_floats(48, 41, -1.f, 1.f);
   b.init_f32("w", {8, 6}, w);
   b.node("MatMul", {"x", "w"}, {"q"}, "proj");
   b.node("MatMul", {"q", "k"}, {"s"}, "scores");
@@ -541,7 +534,7 @@ TEST(Quantize, PrepareSplitsActivationsTheInt8ComputeOpsCannotApply) {
   b.output("y");
   Graph g = float_graph(b);
   ASSERT_EQ(g.nodes.size(), 2u);  // both activations fused by the passes
-  std::vector<float> x = random_values(32, -4.f, 4.f, 3);
+  std::vector<float> x = random_floats(32, 3, -4.f, 4.f);
   std::vector<float> before = run_f32(g, {x});
   ASSERT_OK(prepare_for_quantization(g));
   ASSERT_EQ(g.nodes.size(), 3u);
@@ -602,13 +595,13 @@ TEST(Quantize, SmallConvNetMatchesItsFloatGraph) {
   // MaxPool -> GlobalAveragePool -> Flatten -> Gemm 10
   B b(13);
   b.input("x", {1, 3, 12, 12});
-  b.init_f32("w1", {8, 3, 3, 3}, random_values(216, -0.4f, 0.4f, 31));
-  b.init_f32("b1", {8}, random_values(8, -0.1f, 0.1f, 32));
-  b.init_f32("w2", {8, 8, 3, 3}, random_values(576, -0.2f, 0.2f, 33));
-  b.init_f32("b2", {8}, random_values(8, -0.1f, 0.1f, 34));
-  b.init_f32("w3", {8, 8, 1, 1}, random_values(64, -0.5f, 0.5f, 35));
-  b.init_f32("wf", {10, 8}, random_values(80, -0.5f, 0.5f, 36));
-  b.init_f32("bf", {10}, random_values(10, -0.2f, 0.2f, 37));
+  b.init_f32("w1", {8, 3, 3, 3}, random_floats(216, 31, -0.4f, 0.4f));
+  b.init_f32("b1", {8}, random_floats(8, 32, -0.1f, 0.1f));
+  b.init_f32("w2", {8, 8, 3, 3}, random_floats(576, 33, -0.2f, 0.2f));
+  b.init_f32("b2", {8}, random_floats(8, 34, -0.1f, 0.1f));
+  b.init_f32("w3", {8, 8, 1, 1}, random_floats(64, 35, -0.5f, 0.5f));
+  b.init_f32("wf", {10, 8}, random_floats(80, 36, -0.5f, 0.5f));
+  b.init_f32("bf", {10}, random_floats(10, 37, -0.2f, 0.2f));
   auto* c1 = b.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1");
   B::attr_ints(c1, "pads", {1, 1, 1, 1});
   b.node("Relu", {"c1"}, {"r1"}, "relu1");
@@ -640,7 +633,7 @@ TEST(Quantize, SmallConvNetMatchesItsFloatGraph) {
 
   double worst = 1.0;
   for (uint32_t s = 0; s < 5; ++s) {
-    std::vector<float> x = random_values(3 * 144, -1.f, 1.f, 500 + s);
+    std::vector<float> x = random_floats(3 * 144, 500 + s, -1.f, 1.f);
     std::vector<float> ref = run_dequantized(fg, x), got = run_dequantized(g, x);
     ASSERT_EQ(ref.size(), got.size());
     worst = std::min(worst, cosine(ref, got));

@@ -8,15 +8,10 @@
 #include "converter/graph_runner.h"
 #include "graph/passes/passes.h"
 #include "testutil/op_harness.h"
+#include "testutil/status_assert.h"
 
 namespace orknn::test {
 namespace {
-
-#define ASSERT_OK(expr)                   \
-  do {                                    \
-    ::orknn::Status _s = (expr);          \
-    ASSERT_TRUE(_s.ok()) << _s.message(); \
-  } while (0)
 
 // Builds a graph node by node; finish() runs every infer so shapes are set.
 struct GraphBuilder {

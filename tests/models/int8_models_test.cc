@@ -110,69 +110,24 @@ const ConvertReport::LayerPrecision* find_layer(const ConvertReport& r, const st
   return nullptr;
 }
 
-// ---- running through the C API ------------------------------------------------------------------
-
-struct Input {
-  const void* data;
-  size_t bytes;
-  rknn_tensor_type type;   // RKNN_TENSOR_FLOAT32 (NCHW) or RKNN_TENSOR_UINT8 (NHWC image)
-  rknn_tensor_format fmt;
-};
-
-// Runs the one-input, one-output model on each input in turn (one context) and returns the output
-// as float32 (want_float = 1, dequantized by the runtime for a quantized model).
-void run_model(const std::vector<uint8_t>& model_bytes, const std::vector<Input>& inputs,
-               std::vector<std::vector<float>>* outputs) {
-  std::vector<uint8_t> model = model_bytes;  // rknn_init takes a non-const pointer
-  rknn_context ctx = 0;
-  ASSERT_EQ(rknn_init(&ctx, model.data(), uint32_t(model.size()), 0, nullptr), RKNN_SUCC);
-  struct Destroy {
-    rknn_context ctx;
-    ~Destroy() { EXPECT_EQ(rknn_destroy(ctx), RKNN_SUCC); }
-  } destroy{ctx};
-
-  rknn_input_output_num io{};
-  ASSERT_EQ(rknn_query(ctx, RKNN_QUERY_IN_OUT_NUM, &io, sizeof(io)), RKNN_SUCC);
-  ASSERT_EQ(io.n_input, 1u);
-  ASSERT_EQ(io.n_output, 1u);
-  rknn_tensor_attr out_attr;
-  std::memset(&out_attr, 0, sizeof(out_attr));
-  out_attr.index = 0;
-  ASSERT_EQ(rknn_query(ctx, RKNN_QUERY_OUTPUT_ATTR, &out_attr, sizeof(out_attr)), RKNN_SUCC);
-  ASSERT_GT(out_attr.n_elems, 0u);
-
-  outputs->clear();
-  for (const Input& x : inputs) {
-    rknn_input in;
-    std::memset(&in, 0, sizeof(in));
-    in.index = 0;
-    in.buf = const_cast<void*>(x.data);
-    in.size = uint32_t(x.bytes);
-    in.pass_through = 0;
-    in.type = x.type;
-    in.fmt = x.fmt;
-    ASSERT_EQ(rknn_inputs_set(ctx, 1, &in), RKNN_SUCC);
-    ASSERT_EQ(rknn_run(ctx, nullptr), RKNN_SUCC);
-    rknn_output out;
-    std::memset(&out, 0, sizeof(out));
-    out.want_float = 1;
-    ASSERT_EQ(rknn_outputs_get(ctx, 1, &out, nullptr), RKNN_SUCC);
-    ASSERT_NE(out.buf, nullptr);
-    ASSERT_EQ(out.size, out_attr.n_elems * sizeof(float));
-    const float* data = static_cast<const float*>(out.buf);
-    outputs->emplace_back(data, data + out_attr.n_elems);
-    EXPECT_EQ(rknn_outputs_release(ctx, 1, &out), RKNN_SUCC);
-  }
-}
-
 // ---- held-out inputs ----------------------------------------------------------------------------
 
 std::string calib_dir() { return models_dir() + "/calib"; }
 
-// Reads calib/<set>/test_00.<ext>, test_01.<ext>, ... (`count` files of `bytes` bytes each).
-void read_held_out(const std::string& set, const char* ext, int count, size_t bytes,
-                   std::vector<std::vector<uint8_t>>* out) {
-  out->clear();
+// Held-out inputs: calib/<set>/test_00.<ext>, test_01.<ext>, ... (`count` files of `bytes` bytes
+// each), as model inputs of `type` and `fmt`.
+struct HeldOut {
+  std::vector<std::vector<uint8_t>> data;
+  std::vector<ModelInput> inputs;  // point into `data`
+};
+
+// Reads the held-out inputs of calibration set `set` and requires its calibration list
+// calib/<list>.txt (a missing file is a test failure).
+void read_held_out(const std::string& list, const std::string& set, const char* ext, int count, size_t bytes,
+                   rknn_tensor_type type, rknn_tensor_format fmt, HeldOut* out) {
+  const std::string list_path = calib_dir() + "/" + list + ".txt";
+  ASSERT_TRUE(file_exists(list_path)) << list_path << " (calibration list) is missing" << kPrepare;
+  out->data.clear();
   for (int i = 0; i < count; ++i) {
     char name[32];
     std::snprintf(name, sizeof(name), "/test_%02d.%s", i, ext);
@@ -180,25 +135,21 @@ void read_held_out(const std::string& set, const char* ext, int count, size_t by
     std::vector<uint8_t> data;
     ASSERT_TRUE(read_bytes(path, &data)) << path << " is missing" << kPrepare;
     ASSERT_EQ(data.size(), bytes) << path << " has the wrong size" << kPrepare;
-    out->push_back(std::move(data));
+    out->data.push_back(std::move(data));
   }
-}
-
-std::vector<Input> as_inputs(const std::vector<std::vector<uint8_t>>& data, rknn_tensor_type type,
-                             rknn_tensor_format fmt) {
-  std::vector<Input> v;
-  for (const auto& d : data) v.push_back({d.data(), d.size(), type, fmt});
-  return v;
-}
-
-void require_list(const std::string& list) {
-  ASSERT_TRUE(file_exists(list)) << list << " (calibration list) is missing" << kPrepare;
+  out->inputs.clear();
+  for (const auto& d : out->data) out->inputs.push_back({d.data(), d.size(), type, fmt});
 }
 
 // ---- torchvision classifiers, calibrated ---------------------------------------------------------
 
 constexpr int kClassifierTests = 4;  // make_calibration_sets.py: TORCHVISION_TEST
 constexpr size_t kClassifierInputBytes = 3 * 224 * 224 * sizeof(float);
+
+void read_classifier_held_out(HeldOut* out) {
+  read_held_out("torchvision", "torchvision", "f32", kClassifierTests, kClassifierInputBytes, RKNN_TENSOR_FLOAT32,
+                RKNN_TENSOR_NCHW, out);
+}
 
 ConvertOptions classifier_int8_options(const std::string& algorithm = "normal") {
   ConvertOptions opts;
@@ -222,7 +173,7 @@ int result_count() { return testing::UnitTest::GetInstance()->current_test_info(
 // One classifier: cosine >= min_cosine on every held-out input (checked here), and the number of
 // inputs with the float model's top-1 class added to *same_top1 / *compared.
 void check_classifier(const std::string& name, const std::string& algorithm, double min_cosine_bound,
-                      const std::vector<Input>& inputs, int* same_top1, int* compared) {
+                      const std::vector<ModelInput>& inputs, int* same_top1, int* compared) {
   const int start = result_count();
   const std::string onnx = models_dir() + "/" + name + ".onnx";
   const Converted* fp = cached_convert(name + "/fp16", onnx, ConvertOptions());
@@ -262,12 +213,10 @@ void check_classifier(const std::string& name, const std::string& algorithm, dou
 }
 
 TEST(Int8Classifiers, AgreeWithFloatModelsOnHeldOutInputs) {
-  require_list(calib_dir() + "/torchvision.txt");
+  HeldOut held_out;
+  read_classifier_held_out(&held_out);
   if (HasFatalFailure()) return;
-  std::vector<std::vector<uint8_t>> held_out;
-  read_held_out("torchvision", "f32", kClassifierTests, kClassifierInputBytes, &held_out);
-  if (HasFatalFailure()) return;
-  const std::vector<Input> inputs = as_inputs(held_out, RKNN_TENSOR_FLOAT32, RKNN_TENSOR_NCHW);
+  const std::vector<ModelInput>& inputs = held_out.inputs;
 
   // The issue's bound is cosine >= 0.98. mobilenet_v2 with these random weights cannot reach it
   // with per-tensor int8 activations, whoever quantizes it: ONNX Runtime running make_qdq.py's QDQ
@@ -304,12 +253,10 @@ TEST(Int8Hybrid, FloatLayerChangesItsPrecisionAndTheResult) {
   const std::string layer = "/layer1/layer1.0/conv1/Conv";
   const std::string name = "resnet18";
   const std::string onnx = models_dir() + "/" + name + ".onnx";
-  require_list(calib_dir() + "/torchvision.txt");
+  HeldOut held_out;
+  read_classifier_held_out(&held_out);
   if (HasFatalFailure()) return;
-  std::vector<std::vector<uint8_t>> held_out;
-  read_held_out("torchvision", "f32", kClassifierTests, kClassifierInputBytes, &held_out);
-  if (HasFatalFailure()) return;
-  const std::vector<Input> inputs = as_inputs(held_out, RKNN_TENSOR_FLOAT32, RKNN_TENSOR_NCHW);
+  const std::vector<ModelInput>& inputs = held_out.inputs;
 
   const Converted* fp = cached_convert(name + "/fp16", onnx, ConvertOptions());
   if (HasFatalFailure()) return;
@@ -356,50 +303,59 @@ TEST(Int8Hybrid, FloatLayerChangesItsPrecisionAndTheResult) {
   }
 }
 
+// ---- PP-OCRv4 ----------------------------------------------------------------------------------
+
+// PP-OCRv4 model `name` (ppocrv4_det, ppocrv4_rec) on its held-out images (calib/<name>/test_NN.u8,
+// `count` NHWC uint8 images of `bytes` bytes): converted with `float_opts` and, quantized, with the
+// same options and mmse calibration on calib/<name>.txt (`samples` entries), and both run on the
+// images: *want gets the float model's outputs, *got the int8 model's.
+void run_ppocr_float_and_int8(const std::string& name, const ConvertOptions& float_opts, int count, size_t bytes,
+                              int samples, std::vector<std::vector<float>>* want,
+                              std::vector<std::vector<float>>* got) {
+  const std::string onnx = models_dir() + "/" + name + ".onnx";
+  HeldOut held_out;
+  read_held_out(name, name, "u8", count, bytes, RKNN_TENSOR_UINT8, RKNN_TENSOR_NHWC, &held_out);
+  if (testing::Test::HasFatalFailure()) return;
+
+  ConvertOptions int8_opts = float_opts;
+  int8_opts.quant.enabled = true;
+  // mmse calibration: the plain min/max ranges of "normal" spend the 8 bits on rare outliers of
+  // these nets' activations (with "normal", IoU 0.89-0.94 on the det pages and the rec model
+  // drops spaces; see the closing note of issue 3).
+  int8_opts.quant.algorithm = "mmse";
+  int8_opts.quant.dataset = calib_dir() + "/" + name + ".txt";
+
+  Converted fp, q;
+  convert(onnx, float_opts, &fp);
+  if (testing::Test::HasFatalFailure()) return;
+  convert(onnx, int8_opts, &q);
+  if (testing::Test::HasFatalFailure()) return;
+  EXPECT_EQ(q.report.calibration_samples, samples) << "calib/" << name << ".txt lists " << samples << " images";
+  expect_mostly_int8(name + " int8", q.report);
+
+  run_model(fp.model, held_out.inputs, want);
+  if (testing::Test::HasFatalFailure()) return;
+  run_model(q.model, held_out.inputs, got);
+}
+
 // ---- PP-OCRv4 detection --------------------------------------------------------------------------
 
 constexpr int kDetTests = 3;
 constexpr int kDetSize = 480;
 
-ConvertOptions det_options(bool quantized) {
+ConvertOptions det_options() {
   ConvertOptions opts;
   opts.input_shapes["x"] = {1, 3, kDetSize, kDetSize};
   // PaddleOCR's det preprocessing (ImageNet mean/std) on 0..255 pixels; applied by the runtime to
   // UINT8 input and by the converter to the calibration images.
   opts.mean_values[""] = {0.485f * 255, 0.456f * 255, 0.406f * 255};
   opts.std_values[""] = {0.229f * 255, 0.224f * 255, 0.225f * 255};
-  if (quantized) {
-    opts.quant.enabled = true;
-    // mmse calibration: the plain min/max ranges of "normal" spend the 8 bits on rare outliers of
-    // these nets' activations (with "normal", IoU 0.89-0.94 on the det pages and the rec model
-    // drops spaces; see the closing note of issue 3).
-    opts.quant.algorithm = "mmse";
-    opts.quant.dataset = calib_dir() + "/ppocrv4_det.txt";
-  }
   return opts;
 }
 
 TEST(Int8TextDetector, KeepsTheTextMap) {
-  const std::string onnx = models_dir() + "/ppocrv4_det.onnx";
-  require_list(calib_dir() + "/ppocrv4_det.txt");
-  if (HasFatalFailure()) return;
-  std::vector<std::vector<uint8_t>> pages;
-  read_held_out("ppocrv4_det", "u8", kDetTests, size_t(kDetSize) * kDetSize * 3, &pages);
-  if (HasFatalFailure()) return;
-  const std::vector<Input> inputs = as_inputs(pages, RKNN_TENSOR_UINT8, RKNN_TENSOR_NHWC);
-
-  Converted fp, q;
-  convert(onnx, det_options(false), &fp);
-  if (HasFatalFailure()) return;
-  convert(onnx, det_options(true), &q);
-  if (HasFatalFailure()) return;
-  EXPECT_EQ(q.report.calibration_samples, 6) << "calib/ppocrv4_det.txt lists 6 pages";
-  expect_mostly_int8("ppocrv4_det int8", q.report);
-
   std::vector<std::vector<float>> want, got;
-  run_model(fp.model, inputs, &want);
-  if (HasFatalFailure()) return;
-  run_model(q.model, inputs, &got);
+  run_ppocr_float_and_int8("ppocrv4_det", det_options(), kDetTests, size_t(kDetSize) * kDetSize * 3, 6, &want, &got);
   if (HasFatalFailure()) return;
   const float threshold = 0.3f;  // PaddleOCR's DB post-processing threshold
   for (int i = 0; i < kDetTests; ++i) {
@@ -429,19 +385,11 @@ constexpr int kRecTests = 4;
 constexpr int kRecHeight = 48, kRecWidth = 320;
 constexpr size_t kRecClasses = 6625;  // PP-OCRv4 rec: 6623 characters + blank + space
 
-ConvertOptions rec_options(bool quantized) {
+ConvertOptions rec_options() {
   ConvertOptions opts;
   opts.input_shapes["x"] = {1, 3, kRecHeight, kRecWidth};
   opts.mean_values[""] = {127.5f, 127.5f, 127.5f};  // (x / 255 - 0.5) / 0.5
   opts.std_values[""] = {127.5f, 127.5f, 127.5f};
-  if (quantized) {
-    opts.quant.enabled = true;
-    // mmse calibration: the plain min/max ranges of "normal" spend the 8 bits on rare outliers of
-    // these nets' activations (with "normal", IoU 0.89-0.94 on the det pages and the rec model
-    // drops spaces; see the closing note of issue 3).
-    opts.quant.algorithm = "mmse";
-    opts.quant.dataset = calib_dir() + "/ppocrv4_rec.txt";
-  }
   return opts;
 }
 
@@ -468,26 +416,9 @@ std::string text_of(const std::vector<size_t>& v) {
 }
 
 TEST(Int8TextRecognizer, ReadsTheSameStrings) {
-  const std::string onnx = models_dir() + "/ppocrv4_rec.onnx";
-  require_list(calib_dir() + "/ppocrv4_rec.txt");
-  if (HasFatalFailure()) return;
-  std::vector<std::vector<uint8_t>> lines;
-  read_held_out("ppocrv4_rec", "u8", kRecTests, size_t(kRecHeight) * kRecWidth * 3, &lines);
-  if (HasFatalFailure()) return;
-  const std::vector<Input> inputs = as_inputs(lines, RKNN_TENSOR_UINT8, RKNN_TENSOR_NHWC);
-
-  Converted fp, q;
-  convert(onnx, rec_options(false), &fp);
-  if (HasFatalFailure()) return;
-  convert(onnx, rec_options(true), &q);
-  if (HasFatalFailure()) return;
-  EXPECT_EQ(q.report.calibration_samples, 8) << "calib/ppocrv4_rec.txt lists 8 lines";
-  expect_mostly_int8("ppocrv4_rec int8", q.report);
-
   std::vector<std::vector<float>> want, got;
-  run_model(fp.model, inputs, &want);
-  if (HasFatalFailure()) return;
-  run_model(q.model, inputs, &got);
+  run_ppocr_float_and_int8("ppocrv4_rec", rec_options(), kRecTests, size_t(kRecHeight) * kRecWidth * 3, 8, &want,
+                           &got);
   if (HasFatalFailure()) return;
   int same = 0;
   for (int i = 0; i < kRecTests; ++i) {

@@ -1,14 +1,19 @@
 // Helpers shared by the end-to-end model tests (models_test.cc, int8_models_test.cc): where the
-// prepared work directory is, reading the raw files scripts/prepare_test_models.sh writes, and the
-// output comparisons.
+// prepared work directory is, reading the raw files scripts/prepare_test_models.sh writes, running
+// a model through the public C API, and the output comparisons.
 #pragma once
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "rknn_api.h"
 
 namespace orknn {
 namespace model_test {
@@ -42,6 +47,83 @@ inline bool read_f32(const std::string& path, std::vector<float>* out) {
   out->resize(static_cast<size_t>(bytes / 4));
   f.seekg(0);
   return static_cast<bool>(f.read(reinterpret_cast<char*>(out->data()), bytes));
+}
+
+// One input buffer of run_model.
+struct ModelInput {
+  const void* data;
+  size_t bytes;
+  rknn_tensor_type type;  // RKNN_TENSOR_FLOAT32 (NCHW) or RKNN_TENSOR_UINT8 (NHWC image)
+  rknn_tensor_format fmt;
+};
+
+// Runs a one-input, one-output model (bytes of our .rknn) through the public C API, exactly as a
+// client program would, on each input in turn (one context), and returns each output as float32
+// (want_float = 1: dequantized by the runtime for a quantized model) in the model's output layout.
+// With `nchw_input_shape`, also checks the input attributes the runtime reports against it (4-D
+// inputs are reported in NHWC order, the vendor's behaviour; NCHW is accepted too). Fails the test
+// on any API error.
+inline void run_model(const std::vector<uint8_t>& model_bytes, const std::vector<ModelInput>& inputs,
+                      std::vector<std::vector<float>>* outputs,
+                      const std::vector<int64_t>* nchw_input_shape = nullptr) {
+  std::vector<uint8_t> model = model_bytes;  // rknn_init takes a non-const pointer
+  rknn_context ctx = 0;
+  ASSERT_EQ(rknn_init(&ctx, model.data(), uint32_t(model.size()), 0, nullptr), RKNN_SUCC);
+  ASSERT_NE(ctx, rknn_context(0));
+  struct Destroy {
+    rknn_context ctx;
+    ~Destroy() { EXPECT_EQ(rknn_destroy(ctx), RKNN_SUCC); }
+  } destroy{ctx};
+
+  rknn_input_output_num io{};
+  ASSERT_EQ(rknn_query(ctx, RKNN_QUERY_IN_OUT_NUM, &io, sizeof(io)), RKNN_SUCC);
+  ASSERT_EQ(io.n_input, 1u);
+  ASSERT_EQ(io.n_output, 1u);
+
+  if (nchw_input_shape) {
+    const std::vector<int64_t>& s = *nchw_input_shape;
+    rknn_tensor_attr in_attr;
+    std::memset(&in_attr, 0, sizeof(in_attr));
+    in_attr.index = 0;
+    ASSERT_EQ(rknn_query(ctx, RKNN_QUERY_INPUT_ATTR, &in_attr, sizeof(in_attr)), RKNN_SUCC);
+    ASSERT_EQ(in_attr.n_dims, 4u);
+    ASSERT_EQ(s.size(), 4u);
+    const std::vector<uint32_t> want_dims =
+        in_attr.fmt == RKNN_TENSOR_NHWC
+            ? std::vector<uint32_t>{uint32_t(s[0]), uint32_t(s[2]), uint32_t(s[3]), uint32_t(s[1])}
+            : std::vector<uint32_t>{uint32_t(s[0]), uint32_t(s[1]), uint32_t(s[2]), uint32_t(s[3])};
+    EXPECT_EQ(std::vector<uint32_t>(in_attr.dims, in_attr.dims + 4), want_dims) << "input fmt " << in_attr.fmt;
+    ASSERT_EQ(in_attr.n_elems, uint32_t(s[0] * s[1] * s[2] * s[3]));
+  }
+
+  rknn_tensor_attr out_attr;
+  std::memset(&out_attr, 0, sizeof(out_attr));
+  out_attr.index = 0;
+  ASSERT_EQ(rknn_query(ctx, RKNN_QUERY_OUTPUT_ATTR, &out_attr, sizeof(out_attr)), RKNN_SUCC);
+  ASSERT_GT(out_attr.n_elems, 0u);
+
+  outputs->clear();
+  for (const ModelInput& x : inputs) {
+    rknn_input in;
+    std::memset(&in, 0, sizeof(in));
+    in.index = 0;
+    in.buf = const_cast<void*>(x.data);
+    in.size = uint32_t(x.bytes);
+    in.pass_through = 0;
+    in.type = x.type;
+    in.fmt = x.fmt;
+    ASSERT_EQ(rknn_inputs_set(ctx, 1, &in), RKNN_SUCC);
+    ASSERT_EQ(rknn_run(ctx, nullptr), RKNN_SUCC);
+    rknn_output out;
+    std::memset(&out, 0, sizeof(out));
+    out.want_float = 1;
+    ASSERT_EQ(rknn_outputs_get(ctx, 1, &out, nullptr), RKNN_SUCC);
+    ASSERT_NE(out.buf, nullptr);
+    ASSERT_EQ(out.size, out_attr.n_elems * sizeof(float));
+    const float* data = static_cast<const float*>(out.buf);
+    outputs->emplace_back(data, data + out_attr.n_elems);
+    EXPECT_EQ(rknn_outputs_release(ctx, 1, &out), RKNN_SUCC);
+  }
 }
 
 struct Comparison {

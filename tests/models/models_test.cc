@@ -62,65 +62,6 @@ double binary_mismatch(const std::vector<float>& got, const std::vector<float>& 
   return double(differ) / double(want.size());
 }
 
-// Runs `model` (bytes of our .rknn) on one float32 NCHW input through the public C API.
-// Returns the first output as float32 in the model's output layout, or fails the test.
-void run_through_c_api(std::vector<uint8_t>& model, const Shape& input_shape, std::vector<float>& input,
-                       std::vector<float>* output) {
-  rknn_context ctx = 0;
-  ASSERT_EQ(rknn_init(&ctx, model.data(), uint32_t(model.size()), 0, nullptr), RKNN_SUCC);
-  ASSERT_NE(ctx, rknn_context(0));
-  struct Destroy {
-    rknn_context ctx;
-    ~Destroy() { EXPECT_EQ(rknn_destroy(ctx), RKNN_SUCC); }
-  } destroy{ctx};
-
-  rknn_input_output_num io{};
-  ASSERT_EQ(rknn_query(ctx, RKNN_QUERY_IN_OUT_NUM, &io, sizeof(io)), RKNN_SUCC);
-  ASSERT_EQ(io.n_input, 1u);
-  ASSERT_EQ(io.n_output, 1u);
-
-  rknn_tensor_attr in_attr;
-  std::memset(&in_attr, 0, sizeof(in_attr));
-  in_attr.index = 0;
-  ASSERT_EQ(rknn_query(ctx, RKNN_QUERY_INPUT_ATTR, &in_attr, sizeof(in_attr)), RKNN_SUCC);
-  ASSERT_EQ(in_attr.n_dims, 4u);
-  // 4-D inputs are reported in NHWC order (vendor behaviour); NCHW is accepted too.
-  const Shape& s = input_shape;
-  const std::vector<uint32_t> want_dims =
-      in_attr.fmt == RKNN_TENSOR_NHWC ? std::vector<uint32_t>{uint32_t(s[0]), uint32_t(s[2]), uint32_t(s[3]), uint32_t(s[1])}
-                                      : std::vector<uint32_t>{uint32_t(s[0]), uint32_t(s[1]), uint32_t(s[2]), uint32_t(s[3])};
-  EXPECT_EQ(std::vector<uint32_t>(in_attr.dims, in_attr.dims + 4), want_dims) << "input fmt " << in_attr.fmt;
-  ASSERT_EQ(in_attr.n_elems, uint32_t(input.size()));
-
-  rknn_tensor_attr out_attr;
-  std::memset(&out_attr, 0, sizeof(out_attr));
-  out_attr.index = 0;
-  ASSERT_EQ(rknn_query(ctx, RKNN_QUERY_OUTPUT_ATTR, &out_attr, sizeof(out_attr)), RKNN_SUCC);
-  ASSERT_GT(out_attr.n_elems, 0u);
-
-  rknn_input in;
-  std::memset(&in, 0, sizeof(in));
-  in.index = 0;
-  in.buf = input.data();
-  in.size = uint32_t(input.size() * sizeof(float));
-  in.pass_through = 0;
-  in.type = RKNN_TENSOR_FLOAT32;
-  in.fmt = RKNN_TENSOR_NCHW;
-  ASSERT_EQ(rknn_inputs_set(ctx, 1, &in), RKNN_SUCC);
-  ASSERT_EQ(rknn_run(ctx, nullptr), RKNN_SUCC);
-
-  rknn_output out;
-  std::memset(&out, 0, sizeof(out));
-  out.want_float = 1;
-  out.is_prealloc = 0;
-  ASSERT_EQ(rknn_outputs_get(ctx, 1, &out, nullptr), RKNN_SUCC);
-  ASSERT_NE(out.buf, nullptr);
-  EXPECT_EQ(out.size, out_attr.n_elems * sizeof(float));
-  const float* data = static_cast<const float*>(out.buf);
-  output->assign(data, data + std::min<size_t>(out.size / sizeof(float), out_attr.n_elems));
-  EXPECT_EQ(rknn_outputs_release(ctx, 1, &out), RKNN_SUCC);
-}
-
 struct Param {
   ModelCase model;
   FloatPrecision precision;
@@ -159,9 +100,11 @@ TEST_P(ModelTest, MatchesReference) {
   st = write_model(graph, &model);
   ASSERT_TRUE(st.ok()) << "write_model: " << st.message();
 
-  std::vector<float> output;
-  run_through_c_api(model, m.input_shape, input, &output);
+  std::vector<std::vector<float>> outputs;
+  run_model(model, {{input.data(), input.size() * sizeof(float), RKNN_TENSOR_FLOAT32, RKNN_TENSOR_NCHW}}, &outputs,
+            &m.input_shape);
   if (HasFatalFailure()) return;
+  const std::vector<float>& output = outputs.at(0);
   ASSERT_EQ(output.size(), reference.size()) << "output element count differs from the reference";
 
   const Comparison c = compare(output, reference);

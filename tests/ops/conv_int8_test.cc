@@ -15,48 +15,13 @@
 #include "ops/int8_test_helpers.h"
 #include "ops/ref_test_helpers.h"
 
-namespace orknn {
+namespace orknn::test {
 namespace {
 
-using test::OpResult;
-using test::TensorData;
-using test::run_op;
-using namespace test::reft;  // NOLINT
-using namespace test::q8t;   // NOLINT
+using namespace reft;  // NOLINT
+using namespace q8t;   // NOLINT
 
-const float kInf = std::numeric_limits<float>::infinity();
-
-QuantParams per_axis(const std::vector<float>& s, int32_t axis) {
-  QuantParams q;
-  q.scale = s;
-  q.zero_point.assign(s.size(), 0);
-  q.axis = axis;
-  return q;
-}
-
-TensorData weights(const Shape& s, const std::vector<int8_t>& v, const std::vector<float>& scales, int32_t axis) {
-  return q8(s, v, scales.size() == 1 ? qp(scales[0], 0) : per_axis(scales, axis), /*is_const=*/true);
-}
-
-TensorData bias_i32(const std::vector<int32_t>& b) {
-  return TensorData::of({static_cast<int64_t>(b.size())}, b, DType::kI32, true);
-}
-
-// The spec's requantization and fused clamp, written out: M = (s_x * s_w) / s_y and v = float(acc) * M
-// in float32, then rne (by hand) + zp_y, saturate, clamp.
-int8_t requant_naive(int64_t acc, float s_x, float s_w, float s_y, int32_t zp_y, const std::string& act, float amin,
-                     float amax) {
-  EXPECT_TRUE(acc >= INT32_MIN && acc <= INT32_MAX);
-  const float m = (s_x * s_w) / s_y;
-  const float v = static_cast<float>(acc) * m;
-  int32_t y = rne_zp_naive(v, zp_y);
-  if (act == "Relu") y = std::max(y, zp_y);
-  if (act == "Clip") {
-    y = std::max<int32_t>(y, quantize_naive(amin, qp(s_y, zp_y)));
-    y = std::min<int32_t>(y, quantize_naive(amax, qp(s_y, zp_y)));
-  }
-  return static_cast<int8_t>(y);
-}
+TensorData bias_i32(const std::vector<int32_t>& b) { return i32c({static_cast<int64_t>(b.size())}, b); }
 
 // ------------------------------------------------------------------ hand-computed cases
 
@@ -433,11 +398,7 @@ struct QConv {
   TensorData b = TensorData::none();
   QuantParams y = qp(0.2f, 0);
   Attrs attrs;
-  Status infer() const {
-    std::vector<TensorData> in = {x, w};
-    if (!b.absent) in.push_back(b);
-    return run_op(op, attrs, in, 1, "ref", 1, {y}).status;
-  }
+  Status infer() const { return run_quantized_status(op, attrs, {x, w, b}, y); }
 };
 
 TEST(ConvInt8Infer, RefusesFormsTheKernelDoesNotHandle) {
@@ -559,4 +520,4 @@ TEST(ConvInt8Infer, FloatConvIsUnchanged) {
 }
 
 }  // namespace
-}  // namespace orknn
+}  // namespace orknn::test

@@ -15,44 +15,11 @@
 #include "ops/int8_test_helpers.h"
 #include "ops/ref_test_helpers.h"
 
-namespace orknn {
+namespace orknn::test {
 namespace {
 
-using test::OpResult;
-using test::TensorData;
-using test::run_op;
-using namespace test::reft;  // NOLINT
-using namespace test::q8t;   // NOLINT
-
-const float kInf = std::numeric_limits<float>::infinity();
-
-QuantParams per_axis(const std::vector<float>& s, int32_t axis, const std::vector<int32_t>& zp = {}) {
-  QuantParams q;
-  q.scale = s;
-  q.zero_point = zp.empty() ? std::vector<int32_t>(s.size(), 0) : zp;
-  q.axis = axis;
-  return q;
-}
-
-TensorData weights(const Shape& s, const std::vector<int8_t>& v, const std::vector<float>& scales, int32_t axis) {
-  return q8(s, v, scales.size() == 1 ? qp(scales[0], 0) : per_axis(scales, axis), /*is_const=*/true);
-}
-
-TensorData i32c(const Shape& s, const std::vector<int32_t>& v) { return TensorData::of(s, v, DType::kI32, true); }
-
-// The spec's requantization and fused clamp, written out (see conv_int8_test.cc).
-int8_t requant_naive(int64_t acc, float s_a, float s_b, float s_y, int32_t zp_y, const std::string& act, float amin,
-                     float amax) {
-  EXPECT_TRUE(acc >= INT32_MIN && acc <= INT32_MAX);
-  const float m = (s_a * s_b) / s_y;
-  int32_t y = rne_zp_naive(static_cast<float>(acc) * m, zp_y);
-  if (act == "Relu") y = std::max(y, zp_y);
-  if (act == "Clip") {
-    y = std::max<int32_t>(y, quantize_naive(amin, qp(s_y, zp_y)));
-    y = std::min<int32_t>(y, quantize_naive(amax, qp(s_y, zp_y)));
-  }
-  return static_cast<int8_t>(y);
-}
+using namespace reft;  // NOLINT
+using namespace q8t;   // NOLINT
 
 std::vector<int8_t> random_values(size_t n, std::mt19937& rng, int lo, int hi) {
   std::vector<int8_t> v(n);
@@ -356,11 +323,7 @@ struct QGemm {
   TensorData c = TensorData::none();
   QuantParams y = qp(0.2f, 0);
   Attrs attrs;
-  Status infer() const {
-    std::vector<TensorData> in = {a, b};
-    if (!c.absent) in.push_back(c);
-    return run_op(op, attrs, in, 1, "ref", 1, {y}).status;
-  }
+  Status infer() const { return run_quantized_status(op, attrs, {a, b, c}, y); }
 };
 
 TEST(GemmInt8Infer, RefusesFormsTheKernelDoesNotHandle) {
@@ -489,4 +452,4 @@ TEST(MatMulInt8Infer, AccumulatorRangeOfTwoActivations) {
 }
 
 }  // namespace
-}  // namespace orknn
+}  // namespace orknn::test

@@ -1,11 +1,14 @@
-// Helpers of the quantized (INT8) op tests: building quantized inputs, and the arithmetic of
-// docs/numerics.md ("Quantized (INT8) models") written out independently of src/kernels/quant_util.h
-// (round half to even by hand, saturation, dequantize/requantize), for expected values.
+// Helpers of the quantized (INT8) op tests: building quantized inputs and nodes, and the arithmetic
+// of docs/numerics.md ("Quantized (INT8) models") written out independently of
+// src/kernels/quant_util.h (round half to even by hand, saturation, dequantize/requantize), for
+// expected values.
 #pragma once
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -13,6 +16,9 @@
 #include "testutil/op_harness.h"
 
 namespace orknn::test::q8t {
+
+const float kInf = std::numeric_limits<float>::infinity();
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
 inline QuantParams qp(float scale, int32_t zp) {
   QuantParams q;
@@ -26,6 +32,24 @@ inline TensorData q8(const Shape& s, const std::vector<int8_t>& v, const QuantPa
   d.quant = q;
   return d;
 }
+
+// Per-axis parameters along `axis`; zero points 0 (symmetric weights) unless given.
+inline QuantParams per_axis(const std::vector<float>& s, int32_t axis, const std::vector<int32_t>& zp = {}) {
+  QuantParams q;
+  q.scale = s;
+  q.zero_point = zp.empty() ? std::vector<int32_t>(s.size(), 0) : zp;
+  q.axis = axis;
+  return q;
+}
+
+// Constant symmetric int8 weights: one scale (per tensor) or one per index along `axis`.
+inline TensorData weights(const Shape& s, const std::vector<int8_t>& v, const std::vector<float>& scales,
+                          int32_t axis) {
+  return q8(s, v, scales.size() == 1 ? qp(scales[0], 0) : per_axis(scales, axis), /*is_const=*/true);
+}
+
+// A constant int32 tensor (a quantized bias).
+inline TensorData i32c(const Shape& s, const std::vector<int32_t>& v) { return TensorData::of(s, v, DType::kI32, true); }
 
 // Plain int8 data (no quantization parameters).
 inline TensorData i8(const Shape& s, const std::vector<int8_t>& v, bool is_const = false) {
@@ -55,6 +79,23 @@ inline int8_t quantize_naive(float x, const QuantParams& q) {
   return rne_zp_naive(v, q.zero_point[0]);
 }
 
+// The spec's requantization of a compute op and its fused clamp, written out: M = (s_x * s_w) / s_y
+// and v = float(acc) * M in float32, then rne (by hand) + zp_y, saturate, then the clamp of a fused
+// Relu (at zp_y) or Clip (at the quantized bounds).
+inline int8_t requant_naive(int64_t acc, float s_x, float s_w, float s_y, int32_t zp_y, const std::string& act,
+                            float amin, float amax) {
+  EXPECT_TRUE(acc >= INT32_MIN && acc <= INT32_MAX);
+  const float m = (s_x * s_w) / s_y;
+  const float v = static_cast<float>(acc) * m;
+  int32_t y = rne_zp_naive(v, zp_y);
+  if (act == "Relu") y = std::max(y, zp_y);
+  if (act == "Clip") {
+    y = std::max<int32_t>(y, quantize_naive(amin, qp(s_y, zp_y)));
+    y = std::min<int32_t>(y, quantize_naive(amax, qp(s_y, zp_y)));
+  }
+  return static_cast<int8_t>(y);
+}
+
 // Random int8 values (full range).
 inline std::vector<int8_t> random_i8(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
@@ -68,6 +109,13 @@ inline std::vector<int8_t> out_i8(const OpResult& r, size_t i = 0) { return r.ou
 
 inline bool same_params(const QuantParams& a, const QuantParams& b) {
   return a.scale == b.scale && a.zero_point == b.zero_point;
+}
+
+// The Status of running a one-node quantized op (infer, then the reference kernel) whose output
+// has parameters `y`; trailing absent inputs are left out of the node.
+inline Status run_quantized_status(OpId op, const Attrs& attrs, std::vector<TensorData> in, const QuantParams& y) {
+  while (!in.empty() && in.back().absent) in.pop_back();
+  return run_op(op, attrs, in, 1, "ref", 1, {y}).status;
 }
 
 }  // namespace orknn::test::q8t

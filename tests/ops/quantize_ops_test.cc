@@ -16,25 +16,11 @@
 #include "ops/int8_test_helpers.h"
 #include "ops/ref_test_helpers.h"
 
-namespace orknn {
+namespace orknn::test {
 namespace {
 
-using test::OpResult;
-using test::TensorData;
-using test::run_op;
-using namespace test::reft;  // NOLINT
-using namespace test::q8t;   // NOLINT
-
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
-const float kInf = std::numeric_limits<float>::infinity();
-
-QuantParams per_axis(const std::vector<float>& s, const std::vector<int32_t>& zp, int32_t axis) {
-  QuantParams q;
-  q.scale = s;
-  q.zero_point = zp;
-  q.axis = axis;
-  return q;
-}
+using namespace reft;  // NOLINT
+using namespace q8t;   // NOLINT
 
 OpResult quantize(const TensorData& x, const QuantParams& out) {
   return run_op(OpId::QuantizeLinear, Attrs(), {x}, 1, "ref", 1, {out});
@@ -77,7 +63,7 @@ TEST(QuantizeLinearRef, MatchesFormulaOnRandomValues) {
   for (const auto& [scale, zp] : std::vector<std::pair<float, int32_t>>{{0.0173f, 0}, {0.25f, 17}, {3.1f, -101},
                                                                          {1e-3f, 127}, {0.5f, -128}}) {
     SCOPED_TRACE(testing::Message() << "scale " << scale << " zp " << zp);
-    const std::vector<float> x = test::random_floats(500, 11u + static_cast<uint32_t>(zp + 128), -150.f * scale,
+    const std::vector<float> x = random_floats(500, 11u + static_cast<uint32_t>(zp + 128), -150.f * scale,
                                                      150.f * scale);
     OpResult r = quantize(f32({5, 100}, x), qp(scale, zp));
     ASSERT_OK(r.status);
@@ -88,7 +74,7 @@ TEST(QuantizeLinearRef, MatchesFormulaOnRandomValues) {
 
 TEST(QuantizeLinearRef, PerAxisOnConstantInput) {
   // x [2, 3], axis 1: column c uses (scale[c], zp[c]).
-  const QuantParams q = per_axis({0.5f, 0.25f, 2.f}, {0, 1, -1}, 1);
+  const QuantParams q = per_axis({0.5f, 0.25f, 2.f}, 1, {0, 1, -1});
   OpResult r = quantize(f32({2, 3}, {1.f, 1.f, 1.f, -3.25f, 0.125f, 5.f}, /*c=*/true), q);
   ASSERT_OK(r.status);
   // 1/0.5 = 2; 1/0.25 + 1 = 5; 1/2 = 0.5 -> 0, -1; -6.5 -> -6; 0.5 -> 0, +1; 2.5 -> 2, -1.
@@ -97,7 +83,7 @@ TEST(QuantizeLinearRef, PerAxisOnConstantInput) {
 
 TEST(QuantizeLinearInfer, Errors) {
   {  // per-axis parameters on a tensor computed at run time
-    OpResult r = quantize(f32({2, 3}, std::vector<float>(6, 0.f)), per_axis({0.5f, 0.25f, 2.f}, {0, 0, 0}, 1));
+    OpResult r = quantize(f32({2, 3}, std::vector<float>(6, 0.f)), per_axis({0.5f, 0.25f, 2.f}, 1, {0, 0, 0}));
     expect_invalid_model(r.status, "must be quantized per tensor", "QuantizeLinear_under_test");
   }
   {  // no parameters on the output
@@ -148,12 +134,12 @@ TEST(DequantizeLinearRef, EveryInt8ValueMatchesFormula) {
 
 TEST(DequantizeLinearRef, PerAxisWeights) {
   // [3, 2] weights, axis 0: row c uses scale[c].
-  OpResult r = dequantize(q8({3, 2}, {2, -4, 3, 1, -127, 127}, per_axis({0.5f, 2.f, 0.125f}, {0, 0, 0}, 0), true));
+  OpResult r = dequantize(q8({3, 2}, {2, -4, 3, 1, -127, 127}, per_axis({0.5f, 2.f, 0.125f}, 0, {0, 0, 0}), true));
   ASSERT_OK(r.status);
   EXPECT_EQ(r.outputs[0].as<float>(), (std::vector<float>{1.f, -2.f, 6.f, 2.f, -15.875f, 15.875f}));
 
   // [1, 2, 2, 2], axis 1 with zero points: plane c uses (scale[c], zp[c]).
-  OpResult r2 = dequantize(q8({1, 2, 2, 2}, {1, 2, 3, -1, -2, 0, 5, -128}, per_axis({0.25f, 4.f}, {1, -2}, 1)));
+  OpResult r2 = dequantize(q8({1, 2, 2, 2}, {1, 2, 3, -1, -2, 0, 5, -128}, per_axis({0.25f, 4.f}, 1, {1, -2})));
   ASSERT_OK(r2.status);
   EXPECT_EQ(r2.outputs[0].as<float>(), (std::vector<float>{0.f, 0.25f, 0.5f, -0.5f, 0.f, 8.f, 28.f, -504.f}));
 }
@@ -168,7 +154,7 @@ TEST(DequantizeLinearRef, Int32Bias) {
   }
   {  // per output channel
     TensorData b = i32({2}, {-3, 7}, true);
-    b.quant = per_axis({0.5f, 0.25f}, {0, 0}, 0);
+    b.quant = per_axis({0.5f, 0.25f}, 0, {0, 0});
     OpResult r = dequantize(b);
     ASSERT_OK(r.status);
     EXPECT_EQ(r.outputs[0].as<float>(), (std::vector<float>{-1.5f, 1.75f}));
@@ -191,7 +177,7 @@ TEST(DequantizeLinearInfer, Errors) {
     expect_invalid_model(dequantize(b).status, "zero point 3", "DequantizeLinear_under_test");
   }
   // per-axis scales that do not match the axis
-  expect_invalid_model(dequantize(q8({2, 3}, {0, 0, 0, 0, 0, 0}, per_axis({1.f, 1.f}, {0, 0}, 1))).status,
+  expect_invalid_model(dequantize(q8({2, 3}, {0, 0, 0, 0, 0, 0}, per_axis({1.f, 1.f}, 1, {0, 0}))).status,
                        "do not match axis", "DequantizeLinear_under_test");
   // a quantized float output
   {
@@ -231,8 +217,6 @@ TEST(QuantizeDequantizeInfer, Idempotent) {
 }
 
 // ------------------------------------------------------------------ ONNX mapper
-
-using test::OnnxBuilder;
 
 template <typename T>
 void init_raw(OnnxBuilder& b, const std::string& name, const std::vector<int64_t>& dims, int elem,
@@ -325,7 +309,7 @@ TEST(QdqMapper, Uint8QuantizeDequantizeRoundTripIsExact) {
   ASSERT_NE(dq, nullptr);
   EXPECT_EQ(dq->inputs[0], find_node(g, OpId::QuantizeLinear)->outputs[0]);
   EXPECT_TRUE(same_params(g.tensor(dq->inputs[0]).quant, qp(s, 3)));
-  const std::vector<float> x = test::random_floats(40, 5, -8.f, 8.f);
+  const std::vector<float> x = random_floats(40, 5, -8.f, 8.f);
   const std::vector<float> y = run_float_graph(g, x);
   ASSERT_EQ(y.size(), x.size());
   for (size_t i = 0; i < x.size(); ++i) {
@@ -520,4 +504,4 @@ TEST(QdqMapper, Errors) {
 }
 
 }  // namespace
-}  // namespace orknn
+}  // namespace orknn::test

@@ -13,15 +13,9 @@
 
 #include "ops/op.h"
 #include "testutil/op_harness.h"
+#include "testutil/status_assert.h"
 
 namespace orknn::test::reft {
-
-#ifndef EXPECT_OK
-#define EXPECT_OK(st) EXPECT_TRUE((st).ok()) << (st).message()
-#endif
-#ifndef ASSERT_OK
-#define ASSERT_OK(st) ASSERT_TRUE((st).ok()) << (st).message()
-#endif
 
 // Fluent attribute builder: A().i("axis", 1).ints("perm", {1, 0}).
 struct A {

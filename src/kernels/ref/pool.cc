@@ -32,64 +32,39 @@
 namespace orknn {
 namespace {
 
+// The windows and planes are walked by PoolWindows::run and pool_planes (kernels/ref/nchw.h); the
+// float and the int8 kernels differ only in the accumulator below and the result.
+
+// float32: the sum (in tap order) and the maximum of the taps inside the input.
+struct FloatPoolAcc {
+  float sum = 0.f;
+  float max = std::numeric_limits<float>::lowest();
+};
+
+inline void add_float(FloatPoolAcc& a, float v) {
+  a.sum += v;
+  if (v > a.max) a.max = v;
+}
+
 // MaxPool (kMax) and AveragePool.
 template <bool kMax>
 class WindowPoolRef : public Kernel {
  public:
   Status prepare(const KernelContext& ctx) override {
-    g_ = read_spatial_geometry(ctx);
-    const ChannelPlanes p = channel_planes(ctx.in_tensor(0).shape);
-    planes_ = p.batch * p.channels;
-    count_include_pad_ = ctx.node->attrs.get_int("count_include_pad", 0) != 0;
+    w_ = read_pool_windows(ctx);
     return Status::Ok();
   }
 
   void run(const KernelContext& ctx) override {
-    const SpatialGeometry& g = g_;
-    const int64_t in_plane = g.in_plane();
-    const float* x = ctx.in<float>(0);
-    float* y = ctx.out<float>(0);
-    for (int64_t p = 0; p < planes_; ++p) {
-      const float* xp = x + p * in_plane;
-      for (int64_t od = 0; od < g.out[0]; ++od) {
-        for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-          for (int64_t ow = 0; ow < g.out[2]; ++ow) {
-            float sum = 0.f;
-            float max = std::numeric_limits<float>::lowest();
-            int64_t count = 0;
-            for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
-              const int64_t id = g.window_input(0, od, kd);
-              for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
-                const int64_t ih = g.window_input(1, oh, kh);
-                for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
-                  const int64_t iw = g.window_input(2, ow, kw);
-                  const bool inside = g.inside_input(0, id) && g.inside_input(1, ih) && g.inside_input(2, iw);
-                  if (inside) {
-                    const float v = xp[(id * g.in[1] + ih) * g.in[2] + iw];
-                    sum += v;
-                    if (v > max) max = v;
-                  }
-                  if (count_include_pad_ ? g.inside_padded(0, id) && g.inside_padded(1, ih) && g.inside_padded(2, iw)
-                                         : inside)
-                    ++count;
-                }
-              }
-            }
-            if (kMax) {
-              *y++ = max;
-            } else {
-              *y++ = count > 0 ? sum / static_cast<float>(count) : 0.f;
-            }
-          }
-        }
-      }
-    }
+    w_.run(ctx.in<float>(0), ctx.out<float>(0), [] { return FloatPoolAcc(); }, add_float,
+           [](const FloatPoolAcc& a, int64_t count) {
+             if (kMax) return a.max;
+             return count > 0 ? a.sum / static_cast<float>(count) : 0.f;
+           });
   }
 
  private:
-  bool count_include_pad_ = false;
-  int64_t planes_ = 0;  // N * C
-  SpatialGeometry g_;
+  PoolWindows w_;
 };
 
 // GlobalMaxPool (kMax) and GlobalAveragePool.
@@ -97,35 +72,27 @@ template <bool kMax>
 class GlobalPoolRef : public Kernel {
  public:
   Status prepare(const KernelContext& ctx) override {
-    const ChannelPlanes p = channel_planes(ctx.in_tensor(0).shape);
-    planes_ = p.batch * p.channels;
-    plane_size_ = p.plane;
+    p_ = channel_planes(ctx.in_tensor(0).shape);
     return Status::Ok();
   }
 
   void run(const KernelContext& ctx) override {
-    const float* x = ctx.in<float>(0);
-    float* y = ctx.out<float>(0);
-    for (int64_t p = 0; p < planes_; ++p) {
-      const float* xp = x + p * plane_size_;
-      if (kMax) {
-        float max = std::numeric_limits<float>::lowest();
-        for (int64_t i = 0; i < plane_size_; ++i)
-          if (xp[i] > max) max = xp[i];
-        y[p] = max;
-      } else {
-        float sum = 0.f;
-        for (int64_t i = 0; i < plane_size_; ++i) sum += xp[i];
-        y[p] = sum / static_cast<float>(plane_size_);
-      }
-    }
+    pool_planes(p_, ctx.in<float>(0), ctx.out<float>(0), [] { return FloatPoolAcc(); }, add_float,
+                [](const FloatPoolAcc& a, int64_t count) { return kMax ? a.max : a.sum / static_cast<float>(count); });
   }
 
  private:
-  int64_t planes_ = 0, plane_size_ = 1;
+  ChannelPlanes p_;
 };
 
-// Parameters shared by the quantized pools.
+// int8: the sum of x - zp_x and the largest int8 tap of the taps inside the input.
+struct Q8PoolAcc {
+  int64_t acc = 0;
+  int32_t max = -128;
+  bool any = false;
+};
+
+// Parameters shared by the quantized pools, and their results.
 struct PoolQuant {
   int32_t zp_x = 0, zp_y = 0;
   float ratio = 1.f;   // s_x / s_y
@@ -141,11 +108,22 @@ struct PoolQuant {
     same = same_quant(ctx.in_tensor(0).quant, ctx.out_tensor(0).quant);
     return Status::Ok();
   }
+  void add(Q8PoolAcc& a, int32_t v) const {
+    a.acc += v - zp_x;
+    if (v > a.max) a.max = v;
+    a.any = true;
+  }
   int8_t max_result(int32_t m) const { return same ? static_cast<int8_t>(m) : requantize(m - zp_x, ratio, zp_y); }
   int8_t average_result(int64_t acc, int64_t count) const {
     if (count == 0) return static_cast<int8_t>(sat8(zp_y));
     const float mc = ratio / static_cast<float>(count);
     return rne_add_zp_sat8(static_cast<float>(acc) * mc, zp_y);
+  }
+  // A max window without any input element gives -128 (the float kernel's -FLT_MAX, quantized).
+  template <bool kMax>
+  int8_t result(const Q8PoolAcc& a, int64_t count) const {
+    if (kMax) return a.any ? max_result(a.max) : int8_t{-128};
+    return average_result(a.acc, count);
   }
 };
 
@@ -154,61 +132,19 @@ class WindowPoolQ8 : public Kernel {
  public:
   Status prepare(const KernelContext& ctx) override {
     ORKNN_RETURN_IF_ERROR(q_.init(ctx));
-    g_ = read_spatial_geometry(ctx);
-    const ChannelPlanes p = channel_planes(ctx.in_tensor(0).shape);
-    planes_ = p.batch * p.channels;
-    count_include_pad_ = ctx.node->attrs.get_int("count_include_pad", 0) != 0;
+    w_ = read_pool_windows(ctx);
     return Status::Ok();
   }
 
   void run(const KernelContext& ctx) override {
-    const SpatialGeometry& g = g_;
-    const int64_t in_plane = g.in_plane();
-    const int8_t* x = ctx.in<int8_t>(0);
-    int8_t* y = ctx.out<int8_t>(0);
-    for (int64_t p = 0; p < planes_; ++p) {
-      const int8_t* xp = x + p * in_plane;
-      for (int64_t od = 0; od < g.out[0]; ++od) {
-        for (int64_t oh = 0; oh < g.out[1]; ++oh) {
-          for (int64_t ow = 0; ow < g.out[2]; ++ow) {
-            int64_t acc = 0, count = 0;
-            int32_t max = -128;
-            bool any = false;
-            for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
-              const int64_t id = g.window_input(0, od, kd);
-              for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
-                const int64_t ih = g.window_input(1, oh, kh);
-                for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
-                  const int64_t iw = g.window_input(2, ow, kw);
-                  const bool inside = g.inside_input(0, id) && g.inside_input(1, ih) && g.inside_input(2, iw);
-                  if (inside) {
-                    const int32_t v = xp[(id * g.in[1] + ih) * g.in[2] + iw];
-                    acc += v - q_.zp_x;
-                    if (v > max) max = v;
-                    any = true;
-                  }
-                  if (count_include_pad_ ? g.inside_padded(0, id) && g.inside_padded(1, ih) && g.inside_padded(2, iw)
-                                         : inside)
-                    ++count;
-                }
-              }
-            }
-            if (kMax) {
-              *y++ = any ? q_.max_result(max) : int8_t{-128};
-            } else {
-              *y++ = q_.average_result(acc, count);
-            }
-          }
-        }
-      }
-    }
+    w_.run(ctx.in<int8_t>(0), ctx.out<int8_t>(0), [] { return Q8PoolAcc(); },
+           [this](Q8PoolAcc& a, int32_t v) { q_.add(a, v); },
+           [this](const Q8PoolAcc& a, int64_t count) { return q_.result<kMax>(a, count); });
   }
 
  private:
   PoolQuant q_;
-  bool count_include_pad_ = false;
-  int64_t planes_ = 0;
-  SpatialGeometry g_;
+  PoolWindows w_;
 };
 
 template <bool kMax>
@@ -216,33 +152,19 @@ class GlobalPoolQ8 : public Kernel {
  public:
   Status prepare(const KernelContext& ctx) override {
     ORKNN_RETURN_IF_ERROR(q_.init(ctx));
-    const ChannelPlanes p = channel_planes(ctx.in_tensor(0).shape);
-    planes_ = p.batch * p.channels;
-    plane_size_ = p.plane;
+    p_ = channel_planes(ctx.in_tensor(0).shape);
     return Status::Ok();
   }
 
   void run(const KernelContext& ctx) override {
-    const int8_t* x = ctx.in<int8_t>(0);
-    int8_t* y = ctx.out<int8_t>(0);
-    for (int64_t p = 0; p < planes_; ++p) {
-      const int8_t* xp = x + p * plane_size_;
-      if (kMax) {
-        int32_t max = -128;
-        for (int64_t i = 0; i < plane_size_; ++i)
-          if (xp[i] > max) max = xp[i];
-        y[p] = plane_size_ > 0 ? q_.max_result(max) : int8_t{-128};
-      } else {
-        int64_t acc = 0;
-        for (int64_t i = 0; i < plane_size_; ++i) acc += xp[i] - q_.zp_x;
-        y[p] = q_.average_result(acc, plane_size_);
-      }
-    }
+    pool_planes(p_, ctx.in<int8_t>(0), ctx.out<int8_t>(0), [] { return Q8PoolAcc(); },
+                [this](Q8PoolAcc& a, int32_t v) { q_.add(a, v); },
+                [this](const Q8PoolAcc& a, int64_t count) { return q_.result<kMax>(a, count); });
   }
 
  private:
   PoolQuant q_;
-  int64_t planes_ = 0, plane_size_ = 1;
+  ChannelPlanes p_;
 };
 
 }  // namespace

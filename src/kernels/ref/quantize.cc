@@ -94,12 +94,9 @@ class DequantizeRef : public Kernel {
 
 }  // namespace
 
-// Both ops always have a quantized tensor (Q: its output, DQ: its input), so create_kernel picks
-// these. The same classes are also the ops' plain reference kernels, which every op in the op list
-// has (tests/ops/op_registry_test.cc): whichever entry is used, the node runs the same code.
+// Both ops always have a quantized tensor (Q: its output, DQ: its input), so these quantized
+// reference kernels are their only kernels (find_ref_kernel returns them).
 ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(QuantizeLinear, QuantizeRef);
 ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(DequantizeLinear, DequantizeRef);
-ORKNN_REGISTER_KERNEL(QuantizeLinear, "ref", 0, nullptr, QuantizeRef);
-ORKNN_REGISTER_KERNEL(DequantizeLinear, "ref", 0, nullptr, DequantizeRef);
 
 }  // namespace orknn

@@ -1,0 +1,598 @@
+#include "runtime/matmul.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "common/fp16.h"
+#include "runtime/platform.h"
+#include "runtime/tensor_mem.h"
+
+namespace orknn {
+namespace {
+
+constexpr int kMaxK = 10240;
+
+const char* elem_name(MmElem e) {
+  switch (e) {
+    case MmElem::kF16: return "float16";
+    case MmElem::kI8: return "int8";
+    case MmElem::kI4: return "int4";
+    case MmElem::kF32: return "float32";
+    case MmElem::kI32: return "int32";
+    case MmElem::kI16: return "int16";
+    case MmElem::kBF16: return "bfloat16";
+  }
+  return "?";
+}
+
+rknn_tensor_type tensor_type(MmElem e) {
+  switch (e) {
+    case MmElem::kF16: return RKNN_TENSOR_FLOAT16;
+    case MmElem::kI8: return RKNN_TENSOR_INT8;
+    case MmElem::kI4: return RKNN_TENSOR_INT4;
+    case MmElem::kF32: return RKNN_TENSOR_FLOAT32;
+    case MmElem::kI32: return RKNN_TENSOR_INT32;
+    case MmElem::kI16: return RKNN_TENSOR_INT16;
+    case MmElem::kBF16: return RKNN_TENSOR_BFLOAT16;
+  }
+  return RKNN_TENSOR_FLOAT32;
+}
+
+int elem_bits(MmElem e) {
+  switch (e) {
+    case MmElem::kI4: return 4;
+    case MmElem::kI8: return 8;
+    case MmElem::kF16:
+    case MmElem::kI16:
+    case MmElem::kBF16: return 16;
+    default: return 32;
+  }
+}
+
+bool is_int(MmElem e) { return e == MmElem::kI8 || e == MmElem::kI4; }
+
+// Per-platform tables of api-contract §5, indexed by input element kind.
+struct PlatformMm {
+  const char* name;
+  int a_subk_i4, a_subk_i8, a_subk_f16;
+  int b_i4[2], b_i8[2], b_f16[2];  // (subN, subK)
+  int k_align_i4, k_align_i8, k_align_f16;
+  int n_align_i4, n_align_i8, n_align_f16;
+  int k_segment;
+  bool int4;
+};
+const PlatformMm kPlatforms[] = {
+    {"rk3588", 32, 16, 8, {64, 32}, {32, 32}, {16, 32}, 32, 32, 32, 64, 32, 16, 8192, true},
+    {"rk3576", 32, 16, 8, {64, 32}, {32, 32}, {16, 32}, 32, 32, 32, 64, 32, 16, 4096, true},
+    {"rk3566", 0, 8, 4, {0, 0}, {16, 32}, {8, 16}, 0, 32, 16, 0, 16, 8, 0, false},
+    {"rk3568", 0, 8, 4, {0, 0}, {16, 32}, {8, 16}, 0, 32, 16, 0, 16, 8, 0, false},
+    {"rk3562", 0, 16, 8, {0, 0}, {16, 32}, {8, 32}, 0, 32, 32, 0, 16, 8, 0, false},
+};
+
+const PlatformMm* find_mm_platform(const std::string& name) {
+  for (const auto& p : kPlatforms)
+    if (name == p.name) return &p;
+  return nullptr;
+}
+
+int pick(MmElem e, int i4, int i8, int f16) { return e == MmElem::kI4 ? i4 : e == MmElem::kI8 ? i8 : f16; }
+
+// ---- element access -------------------------------------------------------------------------
+
+int read_i4(const uint8_t* p, size_t idx) {
+  const int nib = (idx & 1) ? (p[idx >> 1] >> 4) : (p[idx >> 1] & 0xF);
+  return nib >= 8 ? nib - 16 : nib;
+}
+void write_i4(uint8_t* p, size_t idx, int v) {
+  uint8_t& b = p[idx >> 1];
+  const uint8_t nib = static_cast<uint8_t>(v) & 0xF;
+  b = (idx & 1) ? static_cast<uint8_t>((b & 0x0F) | (nib << 4)) : static_cast<uint8_t>((b & 0xF0) | nib);
+}
+// Integer value of an int4/int8 element, or the raw fp16 bits.
+int read_int(MmElem e, const void* base, size_t idx) {
+  if (e == MmElem::kI4) return read_i4(static_cast<const uint8_t*>(base), idx);
+  return static_cast<const int8_t*>(base)[idx];
+}
+float read_f16(const void* base, size_t idx) { return fp16_to_fp32(static_cast<const uint16_t*>(base)[idx]); }
+
+uint16_t fp32_to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7F800000u) == 0x7F800000u && (u & 0x7FFFFFu)) return static_cast<uint16_t>((u >> 16) | 0x40);  // NaN
+  const uint32_t rounding = 0x7FFFu + ((u >> 16) & 1u);
+  return static_cast<uint16_t>((u + rounding) >> 16);
+}
+
+// Linear element index of operand elements in each layout.
+size_t a_index(int layout, const MatmulTiles& t, int M, int K, int m, int k) {
+  if (layout == RKNN_MM_LAYOUT_NATIVE)
+    return (static_cast<size_t>(k / t.a_subk) * M + m) * t.a_subk + k % t.a_subk;
+  return static_cast<size_t>(m) * K + k;
+}
+size_t b_index(int layout, const MatmulTiles& t, int K, int N, int k, int n) {
+  if (layout == RKNN_MM_LAYOUT_TP_NORM) return static_cast<size_t>(n) * K + k;
+  if (layout == RKNN_MM_LAYOUT_NATIVE) {
+    const int seg_rows = (t.k_segment > 0 && K > t.k_segment) ? t.k_segment : K;
+    const int k0 = (k / seg_rows) * seg_rows;
+    const int ks = std::min(seg_rows, K - k0);
+    const int kk = k - k0;
+    const size_t tile = static_cast<size_t>(t.b_subn) * t.b_subk;
+    return static_cast<size_t>(k0) * N +
+           (static_cast<size_t>(n / t.b_subn) * (ks / t.b_subk) + kk / t.b_subk) * tile +
+           static_cast<size_t>(n % t.b_subn) * t.b_subk + kk % t.b_subk;
+  }
+  return static_cast<size_t>(k) * N + n;
+}
+size_t c_index(int layout, const MatmulTiles& t, int M, int N, int m, int n) {
+  if (layout == RKNN_MM_LAYOUT_NATIVE) return (static_cast<size_t>(n / t.c_sub) * M + m) * t.c_sub + n % t.c_sub;
+  return static_cast<size_t>(m) * N + n;
+}
+
+int quant_len(int qtype, int K, int N, int group_size) {
+  switch (qtype) {
+    case RKNN_QUANT_TYPE_PER_CHANNEL_SYM:
+    case RKNN_QUANT_TYPE_PER_CHANNEL_ASYM: return N;
+    case RKNN_QUANT_TYPE_PER_GROUP_SYM:
+    case RKNN_QUANT_TYPE_PER_GROUP_ASYM: return N * (K / group_size);
+    default: return 1;
+  }
+}
+bool quant_sym(int qtype) { return qtype % 2 == 0; }
+
+void set_attr(rknn_matmul_tensor_attr* a, const char* name, std::initializer_list<int> dims, MmElem e) {
+  std::memset(a, 0, sizeof(*a));
+  std::snprintf(a->name, sizeof(a->name), "%s", name);
+  size_t elems = 1;
+  for (int d : dims) {
+    a->dims[a->n_dims++] = static_cast<uint32_t>(d);
+    elems *= static_cast<size_t>(d);
+  }
+  a->size = static_cast<uint32_t>(elems * elem_bits(e) / 8);
+  a->type = tensor_type(e);
+}
+
+int operand_of(const char* name) {
+  if (std::strcmp(name, "A") == 0) return 0;
+  if (std::strcmp(name, "B") == 0) return 1;
+  if (std::strcmp(name, "C") == 0) return 2;
+  return -1;
+}
+
+}  // namespace
+
+Status matmul_type_info(int type, MatmulTypeInfo* out) {
+  using E = MmElem;
+  switch (type) {
+    case RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32: *out = {E::kF16, E::kF16, E::kF32}; break;
+    case RKNN_INT8_MM_INT8_TO_INT32: *out = {E::kI8, E::kI8, E::kI32}; break;
+    case RKNN_INT8_MM_INT8_TO_INT8: *out = {E::kI8, E::kI8, E::kI8}; break;
+    case RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT16: *out = {E::kF16, E::kF16, E::kF16}; break;
+    case RKNN_FLOAT16_MM_INT8_TO_FLOAT32: *out = {E::kF16, E::kI8, E::kF32}; break;
+    case RKNN_FLOAT16_MM_INT8_TO_FLOAT16: *out = {E::kF16, E::kI8, E::kF16}; break;
+    case RKNN_FLOAT16_MM_INT4_TO_FLOAT32: *out = {E::kF16, E::kI4, E::kF32}; break;
+    case RKNN_FLOAT16_MM_INT4_TO_FLOAT16: *out = {E::kF16, E::kI4, E::kF16}; break;
+    case RKNN_INT8_MM_INT8_TO_FLOAT32: *out = {E::kI8, E::kI8, E::kF32}; break;
+    case RKNN_INT4_MM_INT4_TO_INT16: *out = {E::kI4, E::kI4, E::kI16}; break;
+    case RKNN_INT8_MM_INT4_TO_INT32: *out = {E::kI8, E::kI4, E::kI32}; break;
+    case RKNN_FLOAT16_MM_INT4_TO_BFLOAT16: *out = {E::kF16, E::kI4, E::kBF16}; break;
+    case RKNN_INT8_MM_INT4_TO_FLOAT16: *out = {E::kI8, E::kI4, E::kF16}; break;
+    default: return ORKNN_ERR(kInvalidParam, "matmul type %d is not an rknn_matmul_type value", type);
+  }
+  return Status::Ok();
+}
+
+std::string matmul_platform() {
+  std::string p = "rk3588";
+  if (const char* v = std::getenv("OPENRKNN_MATMUL_PLATFORM")) {
+    if (*v) {
+      p.clear();
+      for (const char* c = v; *c; ++c) p += static_cast<char>(std::tolower(static_cast<unsigned char>(*c)));
+    }
+  }
+  return p;
+}
+
+Status matmul_tiles(const std::string& platform, const rknn_matmul_info& info, MatmulTiles* out) {
+  const PlatformMm* p = find_mm_platform(platform);
+  if (!p)
+    return ORKNN_ERR(kInvalidParam,
+                     "platform '%s' (OPENRKNN_MATMUL_PLATFORM) has no matmul API (rk3588, rk3576, rk3566, rk3568, rk3562)",
+                     platform.c_str());
+  MatmulTypeInfo ti;
+  ORKNN_RETURN_IF_ERROR(matmul_type_info(info.type, &ti));
+  if ((ti.a == MmElem::kI4 || ti.b == MmElem::kI4) && !p->int4)
+    return ORKNN_ERR(kInvalidParam, "matmul type %s needs int4 support, which %s does not have (rk3588/rk3576 only)",
+                     get_matmul_type_string(info.type), platform.c_str());
+  MatmulTiles t;
+  t.a_subk = pick(ti.a, p->a_subk_i4, p->a_subk_i8, p->a_subk_f16);
+  const int* bt = ti.b == MmElem::kI4 ? p->b_i4 : ti.b == MmElem::kI8 ? p->b_i8 : p->b_f16;
+  t.b_subn = bt[0];
+  t.b_subk = bt[1];
+  t.c_sub = (platform == "rk3588" && info.type == RKNN_INT4_MM_INT4_TO_INT16) ? 8 : 4;
+  t.k_segment = p->k_segment;
+  t.k_align = std::max(pick(ti.a, p->k_align_i4, p->k_align_i8, p->k_align_f16),
+                       pick(ti.b, p->k_align_i4, p->k_align_i8, p->k_align_f16));
+  t.n_align = pick(ti.b, p->n_align_i4, p->n_align_i8, p->n_align_f16);
+  *out = t;
+  return Status::Ok();
+}
+
+Status matmul_describe(const std::string& platform, const rknn_matmul_info& info, int M, int K, int N,
+                       rknn_matmul_io_attr* out) {
+  MatmulTiles t;
+  ORKNN_RETURN_IF_ERROR(matmul_tiles(platform, info, &t));
+  MatmulTypeInfo ti;
+  ORKNN_RETURN_IF_ERROR(matmul_type_info(info.type, &ti));
+  const char* tn = get_matmul_type_string(info.type);
+  if (info.B_layout < 0 || info.B_layout > RKNN_MM_LAYOUT_TP_NORM)
+    return ORKNN_ERR(kInvalidParam, "B_layout %d is not an rknn_matmul_layout value", info.B_layout);
+  if (info.AC_layout != RKNN_MM_LAYOUT_NORM && info.AC_layout != RKNN_MM_LAYOUT_NATIVE)
+    return ORKNN_ERR(kInvalidParam, "AC_layout %d is invalid (NORM=0 or NATIVE=1; TP_NORM applies to B only)",
+                     info.AC_layout);
+  if (info.AC_quant_type != RKNN_QUANT_TYPE_PER_LAYER_SYM && info.AC_quant_type != RKNN_QUANT_TYPE_PER_LAYER_ASYM)
+    return ORKNN_ERR(kInvalidParam, "AC_quant_type %d is invalid: A and C are quantised per layer only",
+                     info.AC_quant_type);
+  if (info.B_quant_type < 0 || info.B_quant_type > RKNN_QUANT_TYPE_PER_GROUP_ASYM)
+    return ORKNN_ERR(kInvalidParam, "B_quant_type %d is not an rknn_matmul_quant_type value", info.B_quant_type);
+  if (M <= 0 || K <= 0 || N <= 0) return ORKNN_ERR(kInvalidParam, "M=%d K=%d N=%d: every size must be > 0", M, K, N);
+  if (K > kMaxK) return ORKNN_ERR(kInvalidParam, "K=%d exceeds the limit K <= %d", K, kMaxK);
+  if (K % t.k_align != 0)
+    return ORKNN_ERR(kInvalidParam, "K=%d must be a multiple of %d for %s on %s", K, t.k_align, tn, platform.c_str());
+  if (N % t.n_align != 0)
+    return ORKNN_ERR(kInvalidParam, "N=%d must be a multiple of %d for %s on %s", N, t.n_align, tn, platform.c_str());
+  if (is_int(ti.b) && (info.B_quant_type == RKNN_QUANT_TYPE_PER_GROUP_SYM ||
+                       info.B_quant_type == RKNN_QUANT_TYPE_PER_GROUP_ASYM)) {
+    if (info.group_size <= 0 || info.group_size % 32 != 0 || K % info.group_size != 0)
+      return ORKNN_ERR(kInvalidParam, "group_size %d is invalid for per-group B: it must be a positive multiple of 32 dividing K=%d",
+                       info.group_size, K);
+  }
+  const bool native = info.AC_layout == RKNN_MM_LAYOUT_NATIVE;
+  if (native) set_attr(&out->A, "A", {K / t.a_subk, M, t.a_subk}, ti.a);
+  else set_attr(&out->A, "A", {M, K}, ti.a);
+  if (info.B_layout == RKNN_MM_LAYOUT_NATIVE)
+    set_attr(&out->B, "B", {N / t.b_subn, K / t.b_subk, t.b_subn, t.b_subk}, ti.b);
+  else if (info.B_layout == RKNN_MM_LAYOUT_TP_NORM) set_attr(&out->B, "B", {N, K}, ti.b);
+  else set_attr(&out->B, "B", {K, N}, ti.b);
+  if (native) set_attr(&out->C, "C", {N / t.c_sub, M, t.c_sub}, ti.c);
+  else set_attr(&out->C, "C", {M, N}, ti.c);
+  return Status::Ok();
+}
+
+Status matmul_b_normal_to_native(const std::string& platform, const void* src, void* dst, int K, int N,
+                                 const rknn_matmul_info& info) {
+  if (!src || !dst) return ORKNN_ERR(kInvalidParam, "B_input or B_output is NULL");
+  rknn_matmul_info native = info;
+  native.B_layout = RKNN_MM_LAYOUT_NATIVE;
+  rknn_matmul_io_attr attr;
+  ORKNN_RETURN_IF_ERROR(matmul_describe(platform, native, 1, K, N, &attr));
+  MatmulTiles t;
+  ORKNN_RETURN_IF_ERROR(matmul_tiles(platform, native, &t));
+  MatmulTypeInfo ti;
+  ORKNN_RETURN_IF_ERROR(matmul_type_info(info.type, &ti));
+  for (int k = 0; k < K; ++k)
+    for (int n = 0; n < N; ++n) {
+      const size_t s = static_cast<size_t>(k) * N + n;
+      const size_t d = b_index(RKNN_MM_LAYOUT_NATIVE, t, K, N, k, n);
+      if (ti.b == MmElem::kI4) write_i4(static_cast<uint8_t*>(dst), d, read_i4(static_cast<const uint8_t*>(src), s));
+      else if (ti.b == MmElem::kI8) static_cast<int8_t*>(dst)[d] = static_cast<const int8_t*>(src)[s];
+      else static_cast<uint16_t*>(dst)[d] = static_cast<const uint16_t*>(src)[s];
+    }
+  return Status::Ok();
+}
+
+// ---- context ----------------------------------------------------------------------------------
+
+Status MatmulContext::create(const rknn_matmul_info& info, const std::vector<rknn_matmul_shape>& shapes,
+                             std::unique_ptr<MatmulContext>* out, std::vector<rknn_matmul_io_attr>* attrs) {
+  if (shapes.empty()) return ORKNN_ERR(kInvalidParam, "no shape given");
+  auto c = std::make_unique<MatmulContext>();
+  c->info_ = info;
+  c->platform_ = matmul_platform();
+  ORKNN_RETURN_IF_ERROR(matmul_type_info(info.type, &c->types_));
+  ORKNN_RETURN_IF_ERROR(matmul_tiles(c->platform_, info, &c->tiles_));
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const auto& s = shapes[i];
+    if (s.K != shapes[0].K || s.N != shapes[0].N)
+      return ORKNN_ERR(kInvalidParam, "shape %zu (M=%d K=%d N=%d): only M may differ between shapes (shape 0 has K=%d N=%d)",
+                       i, s.M, s.K, s.N, shapes[0].K, shapes[0].N);
+    rknn_matmul_io_attr a;
+    Status st = matmul_describe(c->platform_, info, s.M, s.K, s.N, &a);
+    if (!st.ok()) return Status(st.code(), strfmt("shape %zu: %s", i, st.message().c_str()));
+    c->attrs_.push_back(a);
+  }
+  c->shapes_ = shapes;
+  if (const char* v = std::getenv("OPENRKNN_NUM_THREADS")) c->threads_ = std::max(1, std::atoi(v));
+  *attrs = c->attrs_;
+  *out = std::move(c);
+  return Status::Ok();
+}
+
+Status MatmulContext::set_io_mem(rknn_tensor_mem* mem, const rknn_matmul_tensor_attr* attr) {
+  const int op = operand_of(attr->name);
+  if (op < 0) return ORKNN_ERR(kInvalidParam, "attr name '%.32s' is not A, B or C", attr->name);
+  const uint64_t serial = tensor_mem_serial(mem);
+  if (!serial) return ORKNN_ERR(kInvalidParam, "mem %p for %s was not created by rknn_create_mem* or was destroyed",
+                                static_cast<void*>(mem), attr->name);
+  if (mem->size < attr->size)
+    return ORKNN_ERR(kInvalidParam, "mem for %s has %u bytes, the operand needs %u", attr->name, mem->size, attr->size);
+  bind_[op].mem = mem;
+  bind_[op].serial = serial;
+  return Status::Ok();
+}
+
+Status MatmulContext::set_core_mask(int mask) {
+  const PlatformInfo* p = find_platform(platform_);
+  const int cores = p ? p->npu_cores : 1;
+  if (cores <= 1) return ORKNN_ERR(kFail, "%s has a single NPU core: core masks are not supported", platform_.c_str());
+  const int all = (1 << cores) - 1;
+  int threads;
+  if (mask == RKNN_NPU_CORE_AUTO) threads = 1;
+  else if (mask == RKNN_NPU_CORE_ALL) threads = cores;
+  else if (mask > 0 && (mask & ~all) == 0) threads = __builtin_popcount(static_cast<unsigned>(mask));
+  else return ORKNN_ERR(kInvalidParam, "core_mask 0x%x is not valid on %s (%d cores)", mask, platform_.c_str(), cores);
+  threads_ = threads;
+  return Status::Ok();
+}
+
+Status MatmulContext::set_quant_params(const rknn_quant_params* p) {
+  const int op = operand_of(p->name);
+  if (op < 0) return ORKNN_ERR(kInvalidParam, "quant params name '%.32s' is not A, B or C", p->name);
+  const MmElem e = op == 0 ? types_.a : op == 1 ? types_.b : types_.c;
+  if (!(is_int(e) || e == MmElem::kI16))
+    return ORKNN_ERR(kInvalidParam, "%s is %s in %s: it takes no quantisation parameters", p->name, elem_name(e),
+                     get_matmul_type_string(info_.type));
+  const int qtype = op == 1 ? info_.B_quant_type : info_.AC_quant_type;
+  const int want = op == 1 ? quant_len(qtype, shapes_[0].K, shapes_[0].N, info_.group_size) : 1;
+  if (p->scale_len != want || !p->scale)
+    return ORKNN_ERR(kInvalidParam, "%s: scale_len is %d, expected %d for quant type %d", p->name, p->scale_len, want, qtype);
+  if (p->zp_len != 0 && (p->zp_len != want || !p->zp))
+    return ORKNN_ERR(kInvalidParam, "%s: zp_len is %d, expected %d (or 0)", p->name, p->zp_len, want);
+  Quant q;
+  q.scale.assign(p->scale, p->scale + want);
+  q.zp.assign(want, 0);
+  if (p->zp_len) q.zp.assign(p->zp, p->zp + want);
+  const int lo = e == MmElem::kI4 ? -8 : e == MmElem::kI8 ? -128 : -32768;
+  const int hi = -lo - 1;
+  for (int i = 0; i < want; ++i) {
+    if (!(q.scale[i] > 0.0f) || !std::isfinite(q.scale[i]))
+      return ORKNN_ERR(kInvalidParam, "%s: scale[%d]=%g must be finite and > 0", p->name, i, q.scale[i]);
+    if (q.zp[i] < lo || q.zp[i] > hi)
+      return ORKNN_ERR(kInvalidParam, "%s: zp[%d]=%d is outside the %s range", p->name, i, q.zp[i], elem_name(e));
+    if (quant_sym(qtype) && q.zp[i] != 0)
+      return ORKNN_ERR(kInvalidParam, "%s: zp[%d]=%d but the quant type %d is symmetric", p->name, i, q.zp[i], qtype);
+  }
+  quant_[op] = std::move(q);
+  return Status::Ok();
+}
+
+Status MatmulContext::get_quant_params(rknn_quant_params* p, float* scale) {
+  const int op = operand_of(p->name);
+  if (op < 0) return ORKNN_ERR(kInvalidParam, "quant params name '%.32s' is not A, B or C", p->name);
+  Quant& q = quant_[op];
+  p->scale = q.scale.data();
+  p->scale_len = static_cast<int32_t>(q.scale.size());
+  p->zp = q.zp.data();
+  p->zp_len = static_cast<int32_t>(q.zp.size());
+  if (scale) {
+    if (op == 1) {
+      const bool per_layer = q.scale.size() == 1;
+      *scale = per_layer ? quant_[0].scale[0] * q.scale[0] : quant_[0].scale[0];
+    } else {
+      *scale = q.scale[0];
+    }
+  }
+  return Status::Ok();
+}
+
+Status MatmulContext::set_dynamic_shape(const rknn_matmul_shape* s) {
+  for (size_t i = 0; i < shapes_.size(); ++i)
+    if (shapes_[i].M == s->M && shapes_[i].K == s->K && shapes_[i].N == s->N) {
+      current_ = i;
+      return Status::Ok();
+    }
+  return ORKNN_ERR(kInvalidParam, "shape M=%d K=%d N=%d is not one of the %zu shapes given at creation", s->M, s->K,
+                   s->N, shapes_.size());
+}
+
+Status MatmulContext::run() {
+  const rknn_matmul_io_attr& attr = attrs_[current_];
+  const rknn_matmul_tensor_attr* ops[3] = {&attr.A, &attr.B, &attr.C};
+  void* data[3];
+  for (int i = 0; i < 3; ++i) {
+    const Binding& b = bind_[i];
+    if (!b.mem) return ORKNN_ERR(kInvalidParam, "no memory bound to %s (call rknn_matmul_set_io_mem)", ops[i]->name);
+    if (tensor_mem_serial(b.mem) != b.serial)
+      return ORKNN_ERR(kInvalidParam, "the memory bound to %s was destroyed", ops[i]->name);
+    if (b.mem->size < ops[i]->size)
+      return ORKNN_ERR(kInvalidParam, "the memory bound to %s has %u bytes, shape M=%d needs %u", ops[i]->name,
+                       b.mem->size, shapes_[current_].M, ops[i]->size);
+    data[i] = static_cast<char*>(b.mem->virt_addr) + b.mem->offset;
+  }
+  const int M = shapes_[current_].M, K = shapes_[current_].K, N = shapes_[current_].N;
+  const MatmulTiles& t = tiles_;
+  const int acl = info_.AC_layout, bl = info_.B_layout;
+  const bool int_a = is_int(types_.a), int_b = is_int(types_.b);
+  const int qtype = info_.B_quant_type;
+  const int gs = (int_b && (qtype == RKNN_QUANT_TYPE_PER_GROUP_SYM || qtype == RKNN_QUANT_TYPE_PER_GROUP_ASYM))
+                     ? info_.group_size
+                     : K;
+  const int groups = K / gs;
+  const bool per_ch = qtype != RKNN_QUANT_TYPE_PER_LAYER_SYM && qtype != RKNN_QUANT_TYPE_PER_LAYER_ASYM;
+  auto bq = [&](int n, int g) -> int { return !int_b || !per_ch ? 0 : (gs == K ? n : n * groups + g); };
+  const float sa = quant_[0].scale[0];
+  const int zpa = quant_[0].zp[0];
+  const float sc = quant_[2].scale[0];
+  const int zpc = quant_[2].zp[0];
+
+  // Decode A and B (B transposed to [N][K]) into contiguous working copies: int16 with the zero point
+  // removed for integer operands, fp32 for fp16 (and for integer B under an fp16 A, dequantised).
+  std::vector<int16_t> ai;
+  std::vector<float> af;
+  if (int_a) {
+    ai.resize(static_cast<size_t>(M) * K);
+    for (int m = 0; m < M; ++m)
+      for (int k = 0; k < K; ++k)
+        ai[static_cast<size_t>(m) * K + k] = static_cast<int16_t>(read_int(types_.a, data[0], a_index(acl, t, M, K, m, k)) - zpa);
+  } else {
+    af.resize(static_cast<size_t>(M) * K);
+    for (int m = 0; m < M; ++m)
+      for (int k = 0; k < K; ++k) af[static_cast<size_t>(m) * K + k] = read_f16(data[0], a_index(acl, t, M, K, m, k));
+  }
+  const bool float_b = !int_a;  // an fp16 A multiplies a float (possibly dequantised) B
+  const bool byte_b = types_.b == MmElem::kI8;
+  const size_t es = byte_b ? 1 : 2;  // element size of int8/fp16 B (int4 takes the generic path)
+
+  // Copies raw B elements of columns [c0, c1) into rows raw[(n - c0) * K + k]: contiguous runs for
+  // TP_NORM and NATIVE (subK values per run), a cache-blocked transpose for NORM.
+  const size_t kp = static_cast<size_t>(K) + 32;  // raw row stride: breaks power-of-two cache aliasing
+  auto gather_raw = [&](int c0, int c1, uint8_t* raw) {
+    const uint8_t* src = static_cast<const uint8_t*>(data[1]);
+    if (bl == RKNN_MM_LAYOUT_TP_NORM) {
+      for (int n = c0; n < c1; ++n) std::memcpy(raw + static_cast<size_t>(n - c0) * kp * es, src + static_cast<size_t>(n) * K * es, K * es);
+    } else if (bl == RKNN_MM_LAYOUT_NATIVE) {
+      for (int n = c0; n < c1; ++n)
+        for (int k = 0; k < K; k += t.b_subk)
+          std::memcpy(raw + (static_cast<size_t>(n - c0) * kp + k) * es, src + b_index(bl, t, K, N, k, n) * es, t.b_subk * es);
+    } else if (byte_b) {
+      for (int k = 0; k < K; ++k) {
+        const uint8_t* row = src + static_cast<size_t>(k) * N;
+        for (int n = c0; n < c1; ++n) raw[static_cast<size_t>(n - c0) * kp + k] = row[n];
+      }
+    } else {
+      uint16_t* r16 = reinterpret_cast<uint16_t*>(raw);
+      for (int k = 0; k < K; ++k) {
+        const uint16_t* row = reinterpret_cast<const uint16_t*>(src) + static_cast<size_t>(k) * N;
+        for (int n = c0; n < c1; ++n) r16[static_cast<size_t>(n - c0) * kp + k] = row[n];
+      }
+    }
+  };
+  // Decodes columns [c0, c1) of B into rows of bi (int16, zero point removed) or bf (fp32; integer B
+  // dequantised with its scale).
+  auto decode_b = [&](int c0, int c1, std::vector<uint8_t>& raw, std::vector<int16_t>& bi, std::vector<float>& bf) {
+    const size_t rows = static_cast<size_t>(c1 - c0) * K;
+    if (float_b) bf.resize(rows);
+    else bi.resize(rows);
+    if (types_.b == MmElem::kI4) {
+      for (int n = c0; n < c1; ++n)
+        for (int k = 0; k < K; ++k) {
+          const size_t dst = static_cast<size_t>(n - c0) * K + k;
+          const int qi = bq(n, k / gs);
+          const int v = read_int(MmElem::kI4, data[1], b_index(bl, t, K, N, k, n)) - quant_[1].zp[qi];
+          if (float_b) bf[dst] = quant_[1].scale[qi] * static_cast<float>(v);
+          else bi[dst] = static_cast<int16_t>(v);
+        }
+      return;
+    }
+    raw.resize(static_cast<size_t>(c1 - c0) * kp * es);
+    gather_raw(c0, c1, raw.data());
+    for (int n = c0; n < c1; ++n) {
+      const size_t row = static_cast<size_t>(n - c0) * K;
+      if (!byte_b) {
+        fp16_to_fp32(reinterpret_cast<const uint16_t*>(raw.data()) + static_cast<size_t>(n - c0) * kp, &bf[row], K);
+        continue;
+      }
+      const int8_t* r8 = reinterpret_cast<const int8_t*>(raw.data()) + static_cast<size_t>(n - c0) * kp;
+      for (int g = 0; g < groups; ++g) {
+        const int qi = bq(n, g);
+        const int zp = quant_[1].zp[qi];
+        const float sb = quant_[1].scale[qi];
+        const int k0 = g * gs;
+        if (float_b)
+          for (int k = k0; k < k0 + gs; ++k) bf[row + k] = sb * static_cast<float>(r8[k] - zp);
+        else
+          for (int k = k0; k < k0 + gs; ++k) bi[row + k] = static_cast<int16_t>(r8[k] - zp);
+      }
+    }
+  };
+
+  auto store = [&](int m, int n, float real, int32_t exact) {
+    const size_t ci = c_index(acl, t, M, N, m, n);
+    switch (types_.c) {
+      case MmElem::kF32: static_cast<float*>(data[2])[ci] = real; break;
+      case MmElem::kF16: static_cast<uint16_t*>(data[2])[ci] = fp32_to_fp16(real); break;
+      case MmElem::kBF16: static_cast<uint16_t*>(data[2])[ci] = fp32_to_bf16(real); break;
+      case MmElem::kI32: static_cast<int32_t*>(data[2])[ci] = exact; break;
+      case MmElem::kI8:
+      case MmElem::kI16: {
+        const float lo = types_.c == MmElem::kI8 ? -128.0f : -32768.0f;
+        const float hi = types_.c == MmElem::kI8 ? 127.0f : 32767.0f;
+        float q = std::nearbyint(real / sc) + static_cast<float>(zpc);
+        q = std::min(hi, std::max(lo, q));
+        if (types_.c == MmElem::kI8) static_cast<int8_t*>(data[2])[ci] = static_cast<int8_t>(q);
+        else static_cast<int16_t*>(data[2])[ci] = static_cast<int16_t>(q);
+        break;
+      }
+      default: break;
+    }
+  };
+
+  // Columns are processed in chunks small enough that the decoded B rows stay in cache while every
+  // row of A passes over them.
+  auto compute = [&](int n0, int n1) {
+    std::vector<uint8_t> raw;
+    std::vector<int16_t> bi;
+    std::vector<float> bf;
+    const int chunk = float_b ? 32 : 64;
+    for (int c0 = n0; c0 < n1; c0 += chunk) {
+      const int c1 = std::min(n1, c0 + chunk);
+      decode_b(c0, c1, raw, bi, bf);
+      for (int n = c0; n < c1; ++n)
+        for (int m = 0; m < M; ++m) {
+          if (float_b) {
+            const float* a = &af[static_cast<size_t>(m) * K];
+            const float* b = &bf[static_cast<size_t>(n - c0) * K];
+            float lane[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+            for (int k = 0; k < K; k += 8)
+              for (int j = 0; j < 8; ++j) lane[j] += a[k + j] * b[k + j];
+            const float acc = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+            store(m, n, acc, 0);
+          } else {
+            const int16_t* a = &ai[static_cast<size_t>(m) * K];
+            const int16_t* b = &bi[static_cast<size_t>(n - c0) * K];
+            int32_t total = 0;
+            float real = 0.0f;
+            for (int g = 0; g < groups; ++g) {
+              int32_t part = 0;
+              const int k0 = g * gs;
+              for (int k = k0; k < k0 + gs; ++k) part += static_cast<int32_t>(a[k]) * b[k];
+              total += part;
+              real += static_cast<float>(part) * quant_[1].scale[bq(n, g)];
+            }
+            store(m, n, sa * real, total);
+          }
+        }
+    }
+  };
+
+  // K is a multiple of 8 on every platform (alignment >= 16), which the float lanes rely on.
+  const int nthreads = std::max(1, std::min(threads_, N / 8));
+  if (nthreads == 1) {
+    compute(0, N);
+  } else {
+    // An exception must not escape a worker thread (std::terminate): record it and fail the run.
+    std::atomic<bool> failed{false};
+    auto worker = [&](int n0, int n1) {
+      try {
+        compute(n0, n1);
+      } catch (...) {
+        failed = true;
+      }
+    };
+    std::vector<std::thread> pool;
+    const int step = (N / nthreads + 7) / 8 * 8;
+    for (int i = 0; i < nthreads; ++i) {
+      const int n0 = i * step, n1 = std::min(N, n0 + step);
+      if (n0 < n1) pool.emplace_back(worker, n0, n1);
+    }
+    for (auto& th : pool) th.join();
+    if (failed) return ORKNN_ERR(kNoMemory, "out of memory in a matmul worker thread");
+  }
+  return Status::Ok();
+}
+
+}  // namespace orknn
