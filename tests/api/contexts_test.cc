@@ -18,6 +18,7 @@
 
 #include "graph/ir.h"
 #include "model/model_io.h"
+#include "api/api_test_util.h"
 #include "rknn_api.h"
 
 namespace {
@@ -42,10 +43,7 @@ std::vector<uint8_t> make_add_model(const std::string& platform = "rk3588", int6
   orknn::GraphInput gi; gi.tensor = x;
   g.inputs = {gi};
   g.outputs = {y};
-  std::vector<uint8_t> bytes;
-  orknn::Status st = orknn::write_model(g, &bytes);
-  EXPECT_TRUE(st.ok()) << st.message();
-  return bytes;
+  return api_test::model_bytes(g);
 }
 
 std::vector<float> expected_add(const std::vector<float>& x) {
@@ -88,10 +86,7 @@ std::vector<uint8_t> make_conv_model() {
   orknn::GraphInput gi; gi.tensor = x;
   g.inputs = {gi};
   g.outputs = {y};
-  std::vector<uint8_t> bytes;
-  orknn::Status st = orknn::write_model(g, &bytes);
-  EXPECT_TRUE(st.ok()) << st.message();
-  return bytes;
+  return api_test::model_bytes(g);
 }
 
 std::vector<float> expected_conv(const std::vector<float>& x) {
@@ -130,10 +125,7 @@ std::vector<uint8_t> make_big_weight_model() {
   orknn::GraphInput gi; gi.tensor = idx;
   g.inputs = {gi};
   g.outputs = {y};
-  std::vector<uint8_t> bytes;
-  orknn::Status st = orknn::write_model(g, &bytes);
-  EXPECT_TRUE(st.ok()) << st.message();
-  return bytes;
+  return api_test::model_bytes(g);
 }
 
 size_t resident_bytes() {
@@ -145,12 +137,7 @@ size_t resident_bytes() {
   return static_cast<size_t>(rss) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
 }
 
-struct Ctx {
-  rknn_context ctx = 0;
-  Ctx() = default;
-  Ctx(const Ctx&) = delete;
-  ~Ctx() { if (ctx) rknn_destroy(ctx); }
-};
+using api_test::Ctx;
 
 int init(Ctx& c, std::vector<uint8_t> bytes, uint32_t flags = 0, rknn_init_extend* ext = nullptr) {
   return rknn_init(&c.ctx, bytes.data(), static_cast<uint32_t>(bytes.size()), flags, ext);

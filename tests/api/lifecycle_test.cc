@@ -12,6 +12,7 @@
 #include "common/fp16.h"
 #include "graph/ir.h"
 #include "model/model_io.h"
+#include "api/api_test_util.h"
 #include "rknn_api.h"
 #include "rknn_matmul_api.h"
 
@@ -43,10 +44,7 @@ std::vector<uint8_t> make_model(orknn::FloatPrecision prec, const std::string& p
   orknn::GraphInput gi; gi.tensor = x; gi.mean = mean; gi.std = stdv;
   g.inputs = {gi};
   g.outputs = {y, w};
-  std::vector<uint8_t> bytes;
-  orknn::Status st = orknn::write_model(g, &bytes);
-  EXPECT_TRUE(st.ok()) << st.message();
-  return bytes;
+  return api_test::model_bytes(g);
 }
 
 // Expected y for NCHW input x: relu(x) + b[c].
@@ -57,10 +55,7 @@ std::vector<float> expected_y(const std::vector<float>& x) {
   return y;
 }
 
-struct Ctx {
-  rknn_context ctx = 0;
-  ~Ctx() { if (ctx) rknn_destroy(ctx); }
-};
+using api_test::Ctx;
 
 int init(Ctx& c, std::vector<uint8_t> bytes, uint32_t flags = 0) {
   int ret = rknn_init(&c.ctx, bytes.data(), static_cast<uint32_t>(bytes.size()), flags, nullptr);

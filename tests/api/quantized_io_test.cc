@@ -10,6 +10,7 @@
 
 #include "graph/ir.h"
 #include "model/model_io.h"
+#include "api/api_test_util.h"
 #include "rknn_api.h"
 
 namespace {
@@ -42,10 +43,7 @@ std::vector<uint8_t> make_quantized_relu_model() {
   gi.std = kStd;
   g.inputs = {gi};
   g.outputs = {y};
-  std::vector<uint8_t> bytes;
-  orknn::Status st = orknn::write_model(g, &bytes);
-  EXPECT_TRUE(st.ok()) << st.message();
-  return bytes;
+  return api_test::model_bytes(g);
 }
 
 // The spec written out independently: q = sat8(rne(x / s) + zp).
@@ -54,10 +52,7 @@ int quant(float x, float s, int zp) {
   return r < -128 ? -128 : (r > 127 ? 127 : static_cast<int>(r));
 }
 
-struct Ctx {
-  rknn_context ctx = 0;
-  ~Ctx() { if (ctx) rknn_destroy(ctx); }
-};
+using api_test::Ctx;
 
 TEST(QuantizedIo, AttributesReportInt8AffineWithRealParameters) {
   std::vector<uint8_t> model = make_quantized_relu_model();

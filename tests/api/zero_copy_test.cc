@@ -13,6 +13,7 @@
 #include "common/fp16.h"
 #include "graph/ir.h"
 #include "model/model_io.h"
+#include "api/api_test_util.h"
 #include "rknn_api.h"
 
 namespace {
@@ -42,10 +43,7 @@ std::vector<uint8_t> make_float_model(const std::string& platform) {
   orknn::GraphInput gi; gi.tensor = x; gi.mean = {100.f}; gi.std = {20.f};
   g.inputs = {gi};
   g.outputs = {y, w};
-  std::vector<uint8_t> bytes;
-  orknn::Status st = orknn::write_model(g, &bytes);
-  EXPECT_TRUE(st.ok()) << st.message();
-  return bytes;
+  return api_test::model_bytes(g);
 }
 
 // Quantized model: x int8 [1,13,2,3] -> Relu -> y int8.
@@ -63,16 +61,10 @@ std::vector<uint8_t> make_quant_model(const std::string& platform) {
   orknn::GraphInput gi; gi.tensor = x; gi.mean = {120.f}; gi.std = {3.f};
   g.inputs = {gi};
   g.outputs = {y};
-  std::vector<uint8_t> bytes;
-  orknn::Status st = orknn::write_model(g, &bytes);
-  EXPECT_TRUE(st.ok()) << st.message();
-  return bytes;
+  return api_test::model_bytes(g);
 }
 
-struct Ctx {
-  rknn_context ctx = 0;
-  ~Ctx() { if (ctx) rknn_destroy(ctx); }
-};
+using api_test::Ctx;
 
 int init(Ctx& c, std::vector<uint8_t> bytes) {
   return rknn_init(&c.ctx, bytes.data(), static_cast<uint32_t>(bytes.size()), 0, nullptr);
