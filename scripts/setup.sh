@@ -18,6 +18,7 @@ PACKAGES=(
   python3-onnx python3-numpy                            # QDQ test models, calibration sets
   nodejs npm                                            # ONNX Runtime reference
   fonts-dejavu-core python3-pil                         # rendered text (OCR tests, demo)
+  clang                                                 # libFuzzer targets (scripts/fuzz.sh)
 )
 
 missing=()

@@ -1,6 +1,7 @@
 #include "graph/ir.h"
 
 #include <cstring>
+#include <limits>
 
 namespace orknn {
 
@@ -33,6 +34,10 @@ const char* dtype_name(DType t) {
 bool dtype_valid(int v) { return v >= 0 && v <= static_cast<int>(DType::kBool); }
 
 int64_t shape_numel(const Shape& s) {
+  // An empty shape may have huge other dims (the verifier allows that): multiplying them before
+  // reaching the 0 would overflow.
+  for (int64_t d : s)
+    if (d == 0) return 0;
   int64_t n = 1;
   for (int64_t d : s) n *= d;
   return n;
@@ -50,7 +55,14 @@ std::string shape_str(const Shape& s) {
 int64_t Attrs::get_int(const std::string& name, int64_t def) const {
   auto it = map_.find(name);
   if (it == map_.end()) return def;
-  if (it->second.kind == AttrValue::Kind::kFloat) return static_cast<int64_t>(it->second.f);
+  if (it->second.kind == AttrValue::Kind::kFloat) {
+    // A model may store any float here: converting one outside int64's range (or NaN) is undefined
+    // behaviour, so saturate (NaN -> INT64_MIN); callers reject the out-of-range value.
+    const float f = it->second.f;
+    if (!(f > -9.2e18f)) return std::numeric_limits<int64_t>::min();
+    if (!(f < 9.2e18f)) return std::numeric_limits<int64_t>::max();
+    return static_cast<int64_t>(f);
+  }
   return it->second.i;
 }
 float Attrs::get_float(const std::string& name, float def) const {

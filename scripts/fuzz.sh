@@ -1,0 +1,50 @@
+#!/bin/bash
+# Builds the libFuzzer targets (tests/fuzz/) with clang + ASan + UBSan and runs each for a bounded
+# time on a scratch copy of its committed seed corpus (tests/fuzz/corpus/<target>/ is never grown).
+# Fails on any crash, sanitizer report, leak, timeout (>10 s per input) or RSS above 2 GB.
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 60)
+# Env: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_JOBS (build parallelism, default 2),
+#      FUZZ_TARGETS (default "fuzz_model_loader fuzz_io_args").
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")/.." && pwd)"
+SECONDS_PER_TARGET="${1:-60}"
+BUILD="${FUZZ_BUILD_DIR:-$HERE/build-fuzz}"
+JOBS="${FUZZ_JOBS:-2}"
+TARGETS=(${FUZZ_TARGETS:-fuzz_model_loader fuzz_io_args})
+
+command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (scripts/setup.sh installs clang)" >&2; exit 1; }
+LAUNCHER=()
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR="$HERE"
+  LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S "$HERE" -B "$BUILD" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DORKNN_FUZZ=ON -DORKNN_BUILD_TESTS=OFF "${LAUNCHER[@]}" >/dev/null
+cmake --build "$BUILD" --target "${TARGETS[@]}" -j"$JOBS"
+
+# Every rejected call logs an error line (errors cannot be silenced); -close_fd_mask=2 below
+# closes the target's stderr while libFuzzer and the sanitizers keep reporting on a duplicate.
+# Reference kernels only: oneDNN and the OpenMP runtime are not instrumented, and the fuzzer is
+# after the loader/verifier/API code, not the fast kernels' arithmetic.
+export OPENRKNN_REF_KERNELS=1 RKNN_LOG_LEVEL=0
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+
+status=0
+for t in "${TARGETS[@]}"; do
+  work="$(mktemp -d "${TMPDIR:-/tmp}/orknn-fuzz-$t.XXXXXX")"
+  cp -r "$HERE/tests/fuzz/corpus/$t/." "$work/"
+  rm -rf "$BUILD/fuzz-artifacts/$t"; mkdir -p "$BUILD/fuzz-artifacts/$t"
+  echo "fuzz.sh: $t for ${SECONDS_PER_TARGET}s (scratch corpus $work)"
+  if ! (cd "$BUILD/fuzz-artifacts/$t" && "$BUILD/tests/fuzz/$t" "$work" \
+          -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout=10 \
+          -artifact_prefix="$BUILD/fuzz-artifacts/$t/" -print_final_stats=1 \
+          -close_fd_mask=2 2>&1 | tail -n 60); then
+    status=1
+  fi
+  # pipefail makes the pipeline's status the fuzzer's; also catch any artifact it left.
+  if ls "$BUILD/fuzz-artifacts/$t"/{crash,leak,timeout,oom}-* >/dev/null 2>&1; then status=1; fi
+  rm -rf "$work"
+done
+[ $status -eq 0 ] && echo "fuzz.sh: no crashes" || echo "fuzz.sh: FAILED (reproducers under $BUILD/fuzz-artifacts/)" >&2
+exit $status
