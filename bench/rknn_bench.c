@@ -3,11 +3,11 @@
  * public C API only (rknn_api.h + librknnrt.so), the way a client program uses the runtime.
  *
  * Usage: rknn_bench MODEL.rknn [--iters N] [--warmup N] [--min-time-ms MS] [--max-iters N]
- *                   [--input FILE.f32] [--label NAME]
+ *                   [--input FILE.f32] [--label NAME] [--zero-copy | --native | --native-nhwc]
  *
  * Prints one JSON line on stdout:
- *   {"runtime":"openrknn","model":...,"threads":T,"load_ms":...,"first_ms":...,"n":...,
- *    "median_ms":...,"min_ms":...,"max_ms":...,"run_median_ms":...,
+ *   {"runtime":"openrknn","model":...,"mode":...,"threads":T,"load_ms":...,"first_ms":...,"n":...,
+ *    "median_ms":...,"min_ms":...,"max_ms":...,"run_median_ms":...,"io_median_ms":...,
  *    "rss_start_mb":...,"rss_load_mb":...,"rss_peak_mb":...}
  *
  * What is measured:
@@ -18,11 +18,27 @@
  *                 This is what a client pays per frame, and what ort_bench.js measures for
  *                 ONNX Runtime's session.run() (which also copies inputs in and outputs out).
  *   run_median_ms rknn_run() alone.
+ *   io_median_ms  per frame, the frame's time minus its own rknn_run time (paired): what the copy
+ *                 calls around rknn_run cost (about 0 in the zero-copy modes, whose conversions
+ *                 happen inside rknn_run).
+ *   mode          how frames reach the runtime (bench/zero_copy_compare.sh compares them):
+ *     copy        (default) rknn_inputs_set of float32 NCHW + rknn_run + rknn_outputs_get(want_float)
+ *                 + rknn_outputs_release, as above.
+ *     zero_copy   --zero-copy: every input and output bound once, before timing, to an
+ *                 rknn_create_mem buffer with rknn_set_io_mem and the NORMAL attributes (input float32
+ *                 NCHW, output float32 in the model's layout: the same data as copy mode). A frame is
+ *                 rknn_run alone: the client writes its frame into the input buffer and reads results
+ *                 from the output buffer in place.
+ *     native      --native: the same, with native attributes: the input as NATIVE_INPUT_ATTR reports
+ *                 it (NHWC, the model's input type: INT8 codes for a quantized input, pass_through),
+ *                 outputs as NATIVE_OUTPUT_ATTR reports them (NC1HWC2 for 4-D outputs, the model's
+ *                 output type, no dequantization). --native-nhwc takes NATIVE_NHWC_OUTPUT_ATTR instead.
+ *                 Input values are the same seeded uniform field, converted to the native type.
  *   rss_*_mb      getrusage(RUSAGE_SELF).ru_maxrss (peak resident set of the process, MiB) before
  *                 rknn_init, after it, and after all runs.
  * Threads: the runtime reads OPENRKNN_NUM_THREADS; it is echoed as "threads" (0 when unset).
  * Inputs: every input gets float32 NCHW data, seeded uniform [0, 1) unless --input gives a raw
- * little-endian float32 file (single-input models).
+ * little-endian float32 file (single-input models; copy and zero_copy modes).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -99,15 +115,131 @@ static float* read_f32_file(const char* path, size_t count) {
   return data;
 }
 
+typedef enum { MODE_COPY, MODE_ZERO_COPY, MODE_NATIVE, MODE_NATIVE_NHWC } Mode;
+static const char* const kModeNames[] = {"copy", "zero_copy", "native", "native_nhwc"};
+
 typedef struct {
   rknn_context ctx;
+  Mode mode;
   uint32_t n_inputs, n_outputs;
   rknn_input* inputs;
   rknn_output* outputs;
+  rknn_tensor_mem** mems; /* zero-copy modes: n_inputs input buffers, then n_outputs output buffers */
 } Bench;
+
+/* IEEE half from float, round to nearest even (native FLOAT16 inputs). */
+static uint16_t half_from_float(float f) {
+  uint32_t x;
+  memcpy(&x, &f, sizeof(x));
+  uint32_t sign = (x >> 16) & 0x8000u, mag = x & 0x7FFFFFFFu;
+  if (mag >= 0x7F800000u) return (uint16_t)(sign | 0x7C00u | (mag > 0x7F800000u ? 0x200u : 0u));
+  if (mag >= 0x477FF000u) return (uint16_t)(sign | 0x7C00u); /* rounds to >= 65520: infinity */
+  if (mag < 0x38800000u) { /* subnormal half (or zero): scale by 2^24 and round */
+    float a;
+    uint32_t m = mag;
+    memcpy(&a, &m, sizeof(a));
+    return (uint16_t)(sign | (uint32_t)(a * 16777216.0f + 0.5f)); /* half-up: fine for bench data */
+  }
+  uint32_t r = mag - 0x38000000u; /* rebias exponent 127 -> 15 */
+  r = (r + 0xFFFu + ((r >> 13) & 1u)) >> 13;
+  return (uint16_t)(sign | r);
+}
+
+static size_t type_bytes(rknn_tensor_type t) {
+  switch (t) {
+    case RKNN_TENSOR_FLOAT16: case RKNN_TENSOR_INT16: case RKNN_TENSOR_UINT16: return 2;
+    case RKNN_TENSOR_INT8: case RKNN_TENSOR_UINT8: case RKNN_TENSOR_BOOL: return 1;
+    case RKNN_TENSOR_INT64: return 8;
+    default: return 4;
+  }
+}
+
+/* Fills `count` elements of type t at dst with the seeded uniform [0, 1) field (quantized with the
+ * attribute's scale and zero point for 8-bit types). */
+static void fill_native(void* dst, size_t count, const rknn_tensor_attr* a, uint32_t* seed) {
+  for (size_t k = 0; k < count; ++k) {
+    float v = (float)(next_random(seed) >> 8) / 16777216.0f;
+    if (a->type == RKNN_TENSOR_FLOAT16) {
+      ((uint16_t*)dst)[k] = half_from_float(v);
+    } else if (a->type == RKNN_TENSOR_INT8 || a->type == RKNN_TENSOR_UINT8) {
+      float q = a->scale > 0 ? (float)(long)(v / a->scale + 0.5f) + (float)a->zp : v; /* v >= 0 */
+      float lo = a->type == RKNN_TENSOR_INT8 ? -128.0f : 0.0f, hi = a->type == RKNN_TENSOR_INT8 ? 127.0f : 255.0f;
+      q = q < lo ? lo : q > hi ? hi : q;
+      if (a->type == RKNN_TENSOR_INT8) ((int8_t*)dst)[k] = (int8_t)q;
+      else ((uint8_t*)dst)[k] = (uint8_t)q;
+    } else if (a->type == RKNN_TENSOR_FLOAT32) {
+      ((float*)dst)[k] = v;
+    } else {
+      memset((char*)dst + k * type_bytes(a->type), 0, type_bytes(a->type));
+    }
+  }
+}
+
+static rknn_tensor_mem* create_mem_or_die(rknn_context ctx, uint32_t bytes) {
+  rknn_tensor_mem* m = rknn_create_mem(ctx, bytes);
+  if (!m || !m->virt_addr) die("rknn_create_mem", -1);
+  return m;
+}
+
+/* Zero-copy modes: binds every input and output to its own rknn_create_mem buffer, once. Inputs are
+ * filled here (copy of the float32 data in zero_copy mode, the native type in native modes). */
+static void bind_io_mems(Bench* b, uint32_t* seed) {
+  b->mems = calloc(b->n_inputs + b->n_outputs, sizeof(rknn_tensor_mem*));
+  const int native = b->mode == MODE_NATIVE || b->mode == MODE_NATIVE_NHWC;
+  for (uint32_t i = 0; i < b->n_inputs; ++i) {
+    rknn_tensor_attr a;
+    memset(&a, 0, sizeof(a));
+    a.index = i;
+    int ret = rknn_query(b->ctx, native ? RKNN_QUERY_NATIVE_INPUT_ATTR : RKNN_QUERY_INPUT_ATTR, &a, sizeof(a));
+    if (ret != RKNN_SUCC) die("rknn_query(INPUT_ATTR)", ret);
+    rknn_tensor_mem* m;
+    if (native) {
+      size_t bytes = a.size_with_stride > a.size ? a.size_with_stride : a.size;
+      m = create_mem_or_die(b->ctx, (uint32_t)bytes);
+      fill_native(m->virt_addr, bytes / type_bytes(a.type), &a, seed);
+      a.pass_through = 1;
+    } else {
+      m = create_mem_or_die(b->ctx, b->inputs[i].size);
+      memcpy(m->virt_addr, b->inputs[i].buf, b->inputs[i].size);
+      a.type = RKNN_TENSOR_FLOAT32;
+      a.fmt = RKNN_TENSOR_NCHW;
+      a.pass_through = 0;
+    }
+    ret = rknn_set_io_mem(b->ctx, m, &a);
+    if (ret != RKNN_SUCC) die("rknn_set_io_mem(input)", ret);
+    b->mems[i] = m;
+  }
+  for (uint32_t i = 0; i < b->n_outputs; ++i) {
+    rknn_tensor_attr a;
+    memset(&a, 0, sizeof(a));
+    a.index = i;
+    int cmd = b->mode == MODE_NATIVE ? RKNN_QUERY_NATIVE_OUTPUT_ATTR
+              : b->mode == MODE_NATIVE_NHWC ? RKNN_QUERY_NATIVE_NHWC_OUTPUT_ATTR : RKNN_QUERY_OUTPUT_ATTR;
+    int ret = rknn_query(b->ctx, (rknn_query_cmd)cmd, &a, sizeof(a));
+    if (ret != RKNN_SUCC) die("rknn_query(OUTPUT_ATTR)", ret);
+    size_t bytes;
+    if (native) {
+      bytes = a.size_with_stride > a.size ? a.size_with_stride : a.size;
+    } else {
+      a.type = RKNN_TENSOR_FLOAT32;  /* dequantized / widened by the runtime, like want_float */
+      bytes = (size_t)a.n_elems * sizeof(float);
+    }
+    rknn_tensor_mem* m = create_mem_or_die(b->ctx, (uint32_t)bytes);
+    ret = rknn_set_io_mem(b->ctx, m, &a);
+    if (ret != RKNN_SUCC) die("rknn_set_io_mem(output)", ret);
+    b->mems[b->n_inputs + i] = m;
+  }
+}
 
 /* One inference as a client does it; returns the time spent in rknn_run alone. */
 static double infer(Bench* b) {
+  if (b->mode != MODE_COPY) { /* buffers bound once: a frame is rknn_run alone */
+    double t0 = now_ms();
+    int ret = rknn_run(b->ctx, NULL);
+    double run_ms = now_ms() - t0;
+    if (ret != RKNN_SUCC) die("rknn_run", ret);
+    return run_ms;
+  }
   int ret = rknn_inputs_set(b->ctx, b->n_inputs, b->inputs);
   if (ret != RKNN_SUCC) die("rknn_inputs_set", ret);
   double t0 = now_ms();
@@ -130,6 +262,7 @@ int main(int argc, char** argv) {
   const char* input_path = NULL;
   const char* label = NULL;
   long iters = 30, warmup = 5, min_time_ms = 2000, max_iters = 1000;
+  Mode mode = MODE_COPY;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -139,10 +272,13 @@ int main(int argc, char** argv) {
     else if (!strcmp(a, "--max-iters")) max_iters = parse_count(a, v), ++i;
     else if (!strcmp(a, "--input") && v) input_path = v, ++i;
     else if (!strcmp(a, "--label") && v) label = v, ++i;
+    else if (!strcmp(a, "--zero-copy")) mode = MODE_ZERO_COPY;
+    else if (!strcmp(a, "--native")) mode = MODE_NATIVE;
+    else if (!strcmp(a, "--native-nhwc")) mode = MODE_NATIVE_NHWC;
     else if (a[0] != '-' && !model_path) model_path = a;
     else {
       fprintf(stderr, "usage: rknn_bench MODEL.rknn [--iters N] [--warmup N] [--min-time-ms MS] "
-                      "[--max-iters N] [--input FILE.f32] [--label NAME]\n");
+                      "[--max-iters N] [--input FILE.f32] [--label NAME] [--zero-copy | --native | --native-nhwc]\n");
       return 2;
     }
   }
@@ -156,6 +292,7 @@ int main(int argc, char** argv) {
 
   Bench b;
   memset(&b, 0, sizeof(b));
+  b.mode = mode;
   double rss_start = peak_rss_mb();
   double t0 = now_ms();
   int ret = rknn_init(&b.ctx, (void*)model_path, 0, 0, NULL);
@@ -197,6 +334,8 @@ int main(int argc, char** argv) {
     b.inputs[i].fmt = RKNN_TENSOR_NCHW;
   }
 
+  if (mode != MODE_COPY) bind_io_mems(&b, &seed);
+
   t0 = now_ms();
   infer(&b);
   double first_ms = now_ms() - t0;
@@ -204,12 +343,14 @@ int main(int argc, char** argv) {
 
   double* samples = malloc((size_t)max_iters * sizeof(double));
   double* run_samples = malloc((size_t)max_iters * sizeof(double));
+  double* io_samples = malloc((size_t)max_iters * sizeof(double));
   long n = 0;
   double start = now_ms();
   while (n < max_iters && (n < iters || now_ms() - start < (double)min_time_ms)) {
     t0 = now_ms();
     run_samples[n] = infer(&b);
     samples[n] = now_ms() - t0;
+    io_samples[n] = samples[n] - run_samples[n];
     ++n;
   }
   double min_ms = samples[0], max_ms = samples[0];
@@ -219,8 +360,16 @@ int main(int argc, char** argv) {
   }
   double median_ms = median(samples, (size_t)n);
   double run_median_ms = median(run_samples, (size_t)n);
+  double io_median_ms = median(io_samples, (size_t)n);
   double rss_peak = peak_rss_mb();
 
+  if (b.mems) {
+    for (uint32_t i = 0; i < b.n_inputs + b.n_outputs; ++i) {
+      ret = rknn_destroy_mem(b.ctx, b.mems[i]);
+      if (ret != RKNN_SUCC) die("rknn_destroy_mem", ret);
+    }
+    free(b.mems);
+  }
   ret = rknn_destroy(b.ctx);
   if (ret != RKNN_SUCC) die("rknn_destroy", ret);
   for (uint32_t i = 0; i < b.n_inputs; ++i) free(b.inputs[i].buf);
@@ -228,6 +377,7 @@ int main(int argc, char** argv) {
   free(b.outputs);
   free(samples);
   free(run_samples);
+  free(io_samples);
 
   const char* name = label ? label : model_path;
   printf("{\"runtime\":\"openrknn\",\"model\":\"");
@@ -235,10 +385,10 @@ int main(int argc, char** argv) {
     if (*p == '"' || *p == '\\') putchar('\\');
     if ((unsigned char)*p >= 0x20) putchar(*p);
   }
-  printf("\",\"threads\":%d,\"load_ms\":%.3f,\"first_ms\":%.3f,\"n\":%ld,\"median_ms\":%.4f,"
-         "\"min_ms\":%.4f,\"max_ms\":%.4f,\"run_median_ms\":%.4f,\"rss_start_mb\":%.1f,"
+  printf("\",\"mode\":\"%s\",\"threads\":%d,\"load_ms\":%.3f,\"first_ms\":%.3f,\"n\":%ld,\"median_ms\":%.4f,"
+         "\"min_ms\":%.4f,\"max_ms\":%.4f,\"run_median_ms\":%.4f,\"io_median_ms\":%.4f,\"rss_start_mb\":%.1f,"
          "\"rss_load_mb\":%.1f,\"rss_peak_mb\":%.1f}\n",
-         threads_env ? atoi(threads_env) : 0, load_ms, first_ms, n, median_ms, min_ms, max_ms,
-         run_median_ms, rss_start, rss_load, rss_peak);
+         kModeNames[mode], threads_env ? atoi(threads_env) : 0, load_ms, first_ms, n, median_ms, min_ms, max_ms,
+         run_median_ms, io_median_ms, rss_start, rss_load, rss_peak);
   return 0;
 }

@@ -22,7 +22,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 WORK_DIR="${ORKNN_MODELS_DIR:-$ROOT/tests/models/work}"
 BUILD="$ROOT/build"
-MODELS="resnet18,mobilenet_v2,mobilenet_v3_small,squeezenet1_1,shufflenet_v2_x1_0,efficientnet_b0,ppocrv4_det,ppocrv4_rec,ppocr_cls"
+MODELS="resnet18,resnet50,mobilenet_v2,mobilenet_v3_small,squeezenet1_1,shufflenet_v2_x1_0,efficientnet_b0,ppocrv4_det,ppocrv4_rec,ppocr_cls"
 THREADS="1,2"
 REPEAT=1
 ITERS=30
@@ -139,8 +139,8 @@ done
 echo "raw results: $OUT" >&2
 echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "$PRECISION" = int8 ]; then
-  echo "our models: INT8 (calibrated); ONNX Runtime on NAME_qdq.onnx where it exists (resnet18, mobilenet_v2), else fp32; ONNX Runtime \
+  echo "our models: INT8 (calibrated); ONNX Runtime on NAME_qdq.onnx where it exists (resnet18, resnet50, mobilenet_v2), else fp32; ONNX Runtime \
 $(node -p "require('$ROOT/tests/models/node_modules/onnxruntime-node/package.json').version")"
 else echo "our models: $PRECISION storage; ONNX Runtime $(node -p "require('$ROOT/tests/models/node_modules/onnxruntime-node/package.json').version")"; fi
 echo
-node "$ROOT/bench/bench_table.js" "$OUT"
+node "$ROOT/bench/bench_table.js" "$OUT" --precision "$PRECISION"

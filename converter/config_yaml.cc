@@ -17,6 +17,7 @@
 //       quantized_method: channel                   # channel | layer
 //       dataset: ./dataset.txt                      # relative to this file
 //       float_layers: [conv_12, head/Mul]           # hybrid quantization: nodes kept in float
+//       dynamic_input: [[[1,3,224,224]], [[1,3,320,320]]]  # shape sets, one shape per input each
 // Keys that only matter to the vendor's compiler are accepted and ignored.
 #include <yaml-cpp/yaml.h>
 
@@ -87,6 +88,49 @@ bool truthy(const YAML::Node& n) {
   return v == "true" || v == "1" || v == "yes" || v == "on";
 }
 
+// dynamic_input (the vendor toolkit's layout): a list of shape sets, each a list with one shape
+// per input, e.g. [[[1,3,224,224]], [[1,3,320,320]]]. A shape is [d0, d1, ...] or "d0,d1,...".
+// --dynamic-shape on the command line wins as a whole.
+Status dynamic_input(const std::string& path, const YAML::Node& n, const std::vector<std::string>& input_names,
+                     ConvertOptions* opts) {
+  if (!opts->dynamic_shapes.empty() || n.IsNull()) return Status::Ok();
+  const std::string key = "dynamic_input";
+  if (!n.IsSequence() || n.size() == 0)
+    return bad(path, key, "must be a list of shape sets, each a list with one shape per input ([[[1,3,224,224]], ...])");
+  std::map<std::string, std::vector<Shape>> sets;
+  size_t n_inputs = 0;
+  for (size_t s = 0; s < n.size(); ++s) {
+    const YAML::Node& set = n[s];
+    const std::string where = key + "[" + std::to_string(s) + "]";
+    if (!set.IsSequence() || set.size() == 0)
+      return bad(path, where, "must be a list with one shape per input");
+    if (s == 0) n_inputs = set.size();
+    if (set.size() != n_inputs)
+      return bad(path, where, "lists " + std::to_string(set.size()) + " input shapes, but dynamic_input[0] lists " +
+                                  std::to_string(n_inputs) + "; every set needs one shape per input");
+    for (size_t i = 0; i < set.size(); ++i) {
+      Shape shape;
+      if (set[i].IsSequence()) {
+        for (const auto& d : set[i]) {
+          if (!d.IsScalar()) return bad(path, where, "a shape must be a list of integers");
+          shape.push_back(d.as<int64_t>());
+        }
+      } else if (set[i].IsScalar()) {
+        Status st = parse_dims(set[i].as<std::string>(), &shape);
+        if (!st.ok()) return bad(path, where, st.message());
+      } else {
+        return bad(path, where, "a shape must be a list of integers");
+      }
+      if (shape.empty()) return bad(path, where, "has an empty shape");
+      for (int64_t d : shape)
+        if (d <= 0) return bad(path, where, "dims must be positive");
+      sets[i < input_names.size() ? input_names[i] : "#" + std::to_string(i)].push_back(shape);
+    }
+  }
+  opts->dynamic_shapes = std::move(sets);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status load_config_yaml(const std::string& path, ConvertOptions* opts) {
@@ -122,7 +166,7 @@ Status load_config_yaml(const std::string& path, ConvertOptions* opts) {
     static const std::set<std::string> kIgnored = {
         "name", "model_file_path", "model_name", "quantized_hybrid_level", "quant_img_RGB2BGR", "optimization_level", "outputs",
         "compress_weight", "single_core_mode", "model_pruning", "remove_weight", "remove_reshape",
-        "sparse_infer", "op_target", "inputs_yuv_fmt", "dynamic_input", "configs", "subgraphs", "models",
+        "sparse_infer", "op_target", "inputs_yuv_fmt", "configs", "subgraphs", "models",
         "RK_device_id", "pre_compile", "proposal", "proposal_dataset_size", "do_sparse_network",
         "enable_flash_attention", "auto_hybrid", "verbose", "input_shapes_yml"};
 
@@ -168,6 +212,8 @@ Status load_config_yaml(const std::string& path, ConvertOptions* opts) {
             // --input-shape wins: per input, or entirely when it pinned "the only input"
             if (!opts->input_shapes.count("")) opts->input_shapes.emplace(k, shape);
           }
+        } else if (key == "dynamic_input") {
+          ORKNN_RETURN_IF_ERROR(dynamic_input(path, v, input_names, opts));
         } else if (key == "platform" || key == "model_platform") {
           // the source framework in the vendor's layout; a target platform name is taken as one
           std::string fw = v.as<std::string>();

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -120,10 +121,16 @@ Status check_quant_options(const QuantOptions& q, bool qdq_model, QuantizeSettin
   return Status::Ok();
 }
 
+// Calibrated activation ranges by tensor name: how a dynamic-shape conversion hands set 0's
+// calibration to the other sets (names are the same in every set; tensor ids need not be).
+using NamedRanges = std::map<std::string, std::pair<float, float>>;
+
 // INT8 conversion of the graph the passes produced: the model's own parameters (QDQ models), or
-// calibration on the data set.
+// calibration on the data set. Dynamic shapes: `given` (sets >= 1) replaces calibration with set
+// 0's ranges; `calibrated` (set 0) receives them.
 Status quantize_converted(Graph& g, const QuantOptions& q, QuantizeSettings settings, CalibAlgorithm alg,
-                          ConvertReport* report) {
+                          ConvertReport* report, const NamedRanges* given = nullptr,
+                          NamedRanges* calibrated = nullptr) {
   std::vector<ConvertReport::LayerPrecision> table;
   int samples_used = 0;
   if (graph_has_qdq(g)) {
@@ -136,13 +143,22 @@ Status quantize_converted(Graph& g, const QuantOptions& q, QuantizeSettings sett
       return ORKNN_ERR(kInvalidParam, "--quantize needs a calibration data set: --dataset LIST.txt");
     ORKNN_RETURN_IF_ERROR(check_float_layers(g, settings.float_layers));  // before the slow part
     ORKNN_RETURN_IF_ERROR(prepare_for_quantization(g));
-    std::vector<CalibrationSample> samples;
-    ORKNN_RETURN_IF_ERROR(load_calibration_set(q.dataset, g, &samples));
-    if (samples.empty())
-      return ORKNN_ERR(kInvalidParam, "calibration data set '%s' lists no samples", q.dataset.c_str());
     std::map<int, std::pair<float, float>> ranges;
-    ORKNN_RETURN_IF_ERROR(calibrate(g, samples, alg, &ranges));
-    samples_used = static_cast<int>(samples.size());
+    if (given) {
+      for (size_t i = 0; i < g.tensors.size(); ++i) {
+        auto it = given->find(g.tensors[i].name);
+        if (it != given->end()) ranges[static_cast<int>(i)] = it->second;
+      }
+    } else {
+      std::vector<CalibrationSample> samples;
+      ORKNN_RETURN_IF_ERROR(load_calibration_set(q.dataset, g, &samples));
+      if (samples.empty())
+        return ORKNN_ERR(kInvalidParam, "calibration data set '%s' lists no samples", q.dataset.c_str());
+      ORKNN_RETURN_IF_ERROR(calibrate(g, samples, alg, &ranges));
+      samples_used = static_cast<int>(samples.size());
+      if (calibrated)
+        for (const auto& [id, range] : ranges) (*calibrated)[g.tensor(id).name] = range;
+    }
     ORKNN_RETURN_IF_ERROR(quantize_graph(g, ranges, settings, &table));
   }
   if (report) {
@@ -152,8 +168,9 @@ Status quantize_converted(Graph& g, const QuantOptions& q, QuantizeSettings sett
   return Status::Ok();
 }
 
-Status convert_model(const onnx::ModelProto& model, const std::string& model_dir, const ConvertOptions& opts,
-                     Graph* out, ConvertReport* report) {
+Status convert_static(const onnx::ModelProto& model, const std::string& model_dir, const ConvertOptions& opts,
+                      Graph* out, ConvertReport* report, const NamedRanges* given_ranges = nullptr,
+                      NamedRanges* calibrated_ranges = nullptr) {
   if (!find_platform(opts.platform)) {
     std::string names;
     for (const auto& p : platform_names()) names += (names.empty() ? "" : ", ") + p;
@@ -194,7 +211,8 @@ Status convert_model(const onnx::ModelProto& model, const std::string& model_dir
   std::vector<PassStat> pass_stats;
   ORKNN_RETURN_IF_ERROR(run_graph_passes(g, popts, &pass_stats));
   if (opts.quant.enabled || graph_has_qdq(g))
-    ORKNN_RETURN_IF_ERROR(quantize_converted(g, opts.quant, qsettings, calib_alg, report));
+    ORKNN_RETURN_IF_ERROR(
+        quantize_converted(g, opts.quant, qsettings, calib_alg, report, given_ranges, calibrated_ranges));
   if (quantizing && opts.precision == FloatPrecision::kFp16) {
     int changes = 0;
     ORKNN_RETURN_IF_ERROR(round_weights_fp16(g, &changes));
@@ -218,6 +236,101 @@ Status convert_model(const onnx::ModelProto& model, const std::string& model_dir
   return Status::Ok();
 }
 
+
+// The model's real inputs (graph inputs that are not initializers), in order.
+std::vector<std::string> onnx_input_names(const onnx::ModelProto& model) {
+  std::set<std::string> inits;
+  for (const auto& t : model.graph().initializer()) inits.insert(t.name());
+  std::vector<std::string> names;
+  for (const auto& vi : model.graph().input())
+    if (!inits.count(vi.name())) names.push_back(vi.name());
+  return names;
+}
+
+std::string shape_list_str(const std::vector<Shape>& shapes) {
+  std::string r;
+  for (const Shape& s : shapes) r += (r.empty() ? "" : "; ") + shape_dims_str(s);
+  return r;
+}
+
+// Dynamic shapes: one conversion per shape set, then the sets' differences (docs/convert.md).
+Status convert_model(const onnx::ModelProto& model, const std::string& model_dir, const ConvertOptions& opts,
+                     Graph* out, ConvertReport* report, DynamicShapes* dyn) {
+  if (dyn) dyn->sets.clear();
+  if (opts.dynamic_shapes.empty()) return convert_static(model, model_dir, opts, out, report);
+  if (!dyn)
+    return ORKNN_ERR(kInvalidParam, "dynamic shapes were given, but the caller takes no DynamicShapes output (a bug "
+                     "of the calling tool)");
+  const std::vector<std::string> inputs = onnx_input_names(model);
+  std::map<std::string, std::vector<Shape>> sets = opts.dynamic_shapes;
+  if (sets.count("")) {
+    if (inputs.size() != 1)
+      return ORKNN_ERR(kInvalidParam, "dynamic shapes given without an input name, but the model has %zu inputs; "
+                       "write NAME=shape;shape per input", inputs.size());
+    if (sets.count(inputs[0]))
+      return ORKNN_ERR(kInvalidParam, "dynamic shapes given twice for input '%s'", inputs[0].c_str());
+    sets[inputs[0]] = sets[""];
+    sets.erase("");
+  }
+  ORKNN_RETURN_IF_ERROR(resolve_index_keys(inputs, "dynamic shapes", &sets));
+  std::string input_list;
+  for (const auto& n : inputs) input_list += (input_list.empty() ? "'" : ", '") + n + "'";
+  size_t n_sets = 0;
+  std::string first_name;
+  for (const auto& [name, shapes] : sets) {
+    if (std::find(inputs.begin(), inputs.end(), name) == inputs.end())
+      return ORKNN_ERR(kInvalidParam, "dynamic shapes name '%s', which is not an input of the model (inputs: %s)",
+                       name.c_str(), input_list.c_str());
+    if (shapes.empty()) return ORKNN_ERR(kInvalidParam, "dynamic shapes for input '%s' list no shape", name.c_str());
+    if (n_sets == 0) { n_sets = shapes.size(); first_name = name; }
+    if (shapes.size() != n_sets)
+      return ORKNN_ERR(kInvalidParam,
+                       "dynamic shapes: input '%s' lists %zu shape sets (%s) but input '%s' lists %zu; every input "
+                       "needs one shape per set",
+                       name.c_str(), shapes.size(), shape_list_str(shapes).c_str(), first_name.c_str(), n_sets);
+    for (const Shape& s : shapes)
+      for (int64_t d : s)
+        if (d <= 0)
+          return ORKNN_ERR(kInvalidParam, "dynamic shapes for input '%s': %s has a non-positive dim", name.c_str(),
+                           shape_dims_str(s).c_str());
+  }
+  if (n_sets > kMaxShapeSets)
+    return ORKNN_ERR(kInvalidParam, "dynamic shapes: %zu shape sets; at most %zu are supported", n_sets, kMaxShapeSets);
+  // A fixed input shape (--input-shape, input_size_list) pins one shape for every set; for an input
+  // that also has dynamic shapes it must be one of them (vendor configs list set 0 there).
+  std::map<std::string, Shape> fixed = opts.input_shapes;
+  if (fixed.count("") && inputs.size() == 1) { fixed[inputs[0]] = fixed[""]; fixed.erase(""); }
+  ORKNN_RETURN_IF_ERROR(resolve_index_keys(inputs, "input shape", &fixed));
+  for (const auto& [name, shapes] : sets) {
+    auto it = fixed.find(name);
+    if (it == fixed.end()) continue;
+    if (std::find(shapes.begin(), shapes.end(), it->second) == shapes.end())
+      return ORKNN_ERR(kInvalidParam, "input '%s' has the fixed input shape %s and the dynamic shapes %s; give only one",
+                       name.c_str(), shape_dims_str(it->second).c_str(), shape_list_str(shapes).c_str());
+    fixed.erase(it);
+  }
+
+  std::vector<Graph> graphs(n_sets);
+  NamedRanges set0_ranges;
+  for (size_t s = 0; s < n_sets; ++s) {
+    ConvertOptions o = opts;
+    o.dynamic_shapes.clear();
+    o.input_shapes = fixed;
+    for (const auto& [name, shapes] : sets) o.input_shapes[name] = shapes[s];
+    // INT8: set 0 is calibrated on the data set (whose samples have set 0's shapes); the other sets
+    // take its activation ranges, so every set gets the same per-tensor parameters.
+    Status st = convert_static(model, model_dir, o, &graphs[s], s == 0 ? report : nullptr,
+                               s == 0 ? nullptr : &set0_ranges, s == 0 ? &set0_ranges : nullptr);
+    if (!st.ok()) {
+      std::string label;
+      for (const auto& [name, shapes] : sets) label += (label.empty() ? "" : ", ") + name + "=" + shape_dims_str(shapes[s]);
+      return Status(st.code(), strfmt("shape set %zu (%s): ", s, label.c_str()) + st.message());
+    }
+  }
+  ORKNN_RETURN_IF_ERROR(collect_dynamic_shapes(graphs, dyn));
+  *out = std::move(graphs[0]);
+  return Status::Ok();
+}
 }  // namespace
 
 Status parse_dims(const std::string& text, Shape* out) {
@@ -304,9 +417,14 @@ Status apply_io_options(const ConvertOptions& opts, Graph* g) {
 
 Status convert_onnx_bytes(const void* data, size_t size, const ConvertOptions& opts, Graph* out,
                           ConvertReport* report) {
+  return convert_onnx_bytes(data, size, opts, out, report, nullptr);
+}
+
+Status convert_onnx_bytes(const void* data, size_t size, const ConvertOptions& opts, Graph* out,
+                          ConvertReport* report, DynamicShapes* dyn) {
   onnx::ModelProto model;
   ORKNN_RETURN_IF_ERROR(onnx_import::parse_model_proto(data, size, &model));
-  return convert_model(model, "", opts, out, report);
+  return convert_model(model, "", opts, out, report, dyn);
 }
 
 Status convert_onnx_bytes(const void* data, size_t size, const ConvertOptions& opts, Graph* out) {
@@ -314,6 +432,11 @@ Status convert_onnx_bytes(const void* data, size_t size, const ConvertOptions& o
 }
 
 Status convert_onnx(const std::string& onnx_path, const ConvertOptions& opts, Graph* out, ConvertReport* report) {
+  return convert_onnx(onnx_path, opts, out, report, nullptr);
+}
+
+Status convert_onnx(const std::string& onnx_path, const ConvertOptions& opts, Graph* out, ConvertReport* report,
+                    DynamicShapes* dyn) {
   std::error_code ec;
   if (std::filesystem::is_directory(onnx_path, ec))
     return ORKNN_ERR(kInvalidParam, "'%s' is a directory, not an ONNX file", onnx_path.c_str());
@@ -332,7 +455,7 @@ Status convert_onnx(const std::string& onnx_path, const ConvertOptions& opts, Gr
   if (!st.ok()) return Status(st.code(), onnx_path + ": " + st.message());
   std::filesystem::path dir = std::filesystem::path(onnx_path).parent_path();
   if (dir.empty()) dir = ".";
-  return convert_model(model, dir.string(), opts, out, report);
+  return convert_model(model, dir.string(), opts, out, report, dyn);
 }
 
 Status convert_onnx(const std::string& onnx_path, const ConvertOptions& opts, Graph* out) {

@@ -7,6 +7,7 @@
 #include "common/status.h"
 #include "graph/ir.h"
 #include "graph/passes/passes.h"
+#include "model/dynamic_shapes.h"
 
 namespace orknn {
 
@@ -34,6 +35,11 @@ struct ConvertOptions {
   FloatPrecision precision = FloatPrecision::kFp16;
   bool run_passes = true;  // graph passes (folding always runs; this controls fusion/cleanup)
   QuantOptions quant;
+  // Dynamic shapes (--dynamic-shape, YAML dynamic_input; docs/convert.md): per input (keys as in
+  // input_shapes: name, "#i", or "" for the only input), its shape in each shape set; every
+  // listed input lists the same number of sets, set s taking entry s of each. Inputs not listed
+  // keep one shape (input_shapes or the ONNX one) in every set. Empty: a static model.
+  std::map<std::string, std::vector<Shape>> dynamic_shapes;
 };
 
 // Reads an ONNX file (external data next to it is loaded) into a verified, shape-complete graph.
@@ -69,6 +75,16 @@ struct ConvertReport {
 Status convert_onnx(const std::string& onnx_path, const ConvertOptions& opts, Graph* out, ConvertReport* report);
 Status convert_onnx_bytes(const void* data, size_t size, const ConvertOptions& opts, Graph* out,
                           ConvertReport* report);
+
+// Dynamic-shape conversion: converts the model once per shape set (opts.dynamic_shapes), stores
+// set 0's graph in *out and the per-set differences in *dyn (empty when opts.dynamic_shapes is).
+// Fails naming the first differing node when the sets' graphs differ in structure. INT8: set 0 is
+// calibrated (the data set's samples have set 0's shapes) and the other sets reuse its activation
+// ranges, so that every set has the same quantization parameters; QDQ models use their own.
+Status convert_onnx(const std::string& onnx_path, const ConvertOptions& opts, Graph* out, ConvertReport* report,
+                    DynamicShapes* dyn);
+Status convert_onnx_bytes(const void* data, size_t size, const ConvertOptions& opts, Graph* out,
+                          ConvertReport* report, DynamicShapes* dyn);
 
 // Sets g's GraphInput mean/std from opts (validated against each input's channel count: dim 1 of
 // a 4-D input, or 1 value for all channels) and checks/sets platform, custom string and precision.

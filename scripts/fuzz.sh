@@ -18,9 +18,11 @@ if command -v ccache >/dev/null; then
   export CCACHE_BASEDIR="$HERE"
   LAUNCHER=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
+START=$(date +%s)
 cmake -S "$HERE" -B "$BUILD" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DORKNN_FUZZ=ON -DORKNN_BUILD_TESTS=OFF "${LAUNCHER[@]}" >/dev/null
 cmake --build "$BUILD" --target "${TARGETS[@]}" -j"$JOBS"
+BUILD_MIN=$(( ($(date +%s) - START + 30) / 60 ))
 
 # Every rejected call logs an error line (errors cannot be silenced); -close_fd_mask=2 below
 # closes the target's stderr while libFuzzer and the sanitizers keep reporting on a duplicate.
@@ -31,20 +33,33 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 
 status=0
+summary=()
 for t in "${TARGETS[@]}"; do
   work="$(mktemp -d "${TMPDIR:-/tmp}/orknn-fuzz-$t.XXXXXX")"
   cp -r "$HERE/tests/fuzz/corpus/$t/." "$work/"
   rm -rf "$BUILD/fuzz-artifacts/$t"; mkdir -p "$BUILD/fuzz-artifacts/$t"
   echo "fuzz.sh: $t for ${SECONDS_PER_TARGET}s (scratch corpus $work)"
+  log="$BUILD/fuzz-artifacts/$t.log"
+  target_status=0
   if ! (cd "$BUILD/fuzz-artifacts/$t" && "$BUILD/tests/fuzz/$t" "$work" \
           -max_total_time="$SECONDS_PER_TARGET" -rss_limit_mb=2048 -timeout=10 \
           -artifact_prefix="$BUILD/fuzz-artifacts/$t/" -print_final_stats=1 \
-          -close_fd_mask=2 2>&1 | tail -n 60); then
-    status=1
+          -close_fd_mask=2 > "$log" 2>&1); then
+    target_status=1
   fi
-  # pipefail makes the pipeline's status the fuzzer's; also catch any artifact it left.
-  if ls "$BUILD/fuzz-artifacts/$t"/{crash,leak,timeout,oom}-* >/dev/null 2>&1; then status=1; fi
+  tail -n 60 "$log"
+  # Also catch any artifact the fuzzer left.
+  artifacts=$(ls "$BUILD/fuzz-artifacts/$t" | grep -cE '^(crash|leak|timeout|oom)-' || true)
+  [ "$artifacts" -gt 0 ] && target_status=1
+  execs=$(grep -oE 'stat::number_of_executed_units: [0-9]+' "$log" | awk '{print $2}' | tail -n 1)
+  summary+=("$t ${SECONDS_PER_TARGET}s ${execs:-?} execs $artifacts findings")
+  [ $target_status -eq 0 ] || status=1
   rm -rf "$work"
 done
-[ $status -eq 0 ] && echo "fuzz.sh: no crashes" || echo "fuzz.sh: FAILED (reproducers under $BUILD/fuzz-artifacts/)" >&2
+line="$(printf '%s; ' "${summary[@]}")build ${BUILD_MIN} min"
+if [ $status -eq 0 ]; then
+  echo "fuzz.sh: PASS - $line"
+else
+  echo "fuzz.sh: FAIL - $line (reproducers and logs under $BUILD/fuzz-artifacts/)" >&2
+fi
 exit $status

@@ -16,7 +16,7 @@
 #   3. Export the torchvision models with random seeded weights and their PyTorch outputs
 #      (tests/models/export_torchvision.py), then cross-check ONNX Runtime against PyTorch on them.
 #   4. Render the PP-OCR text-image inputs (tests/models/render_ocr_inputs.py).
-#   5. QDQ (already-quantized INT8) versions of resnet18 and mobilenet_v2 (tests/models/make_qdq.py).
+#   5. QDQ (already-quantized INT8) versions of resnet18, resnet50 and mobilenet_v2 (tests/models/make_qdq.py).
 #   6. Calibration data sets and held-out inputs of the INT8 tests (tests/models/make_calibration_sets.py).
 #   7. ONNX Runtime reference outputs for the PP-OCR and the QDQ models (tests/models/ort_reference.js).
 #
@@ -67,7 +67,7 @@ copy_asset ch_ppocr_mobile_v2.0_cls_infer.onnx ppocr_cls.onnx
 copy_asset ppocr_keys_v1.txt ppocr_keys_v1.txt
 
 # ---- 3. torchvision models ------------------------------------------------------------------------
-TORCHVISION_MODELS="resnet18 mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0"
+TORCHVISION_MODELS="resnet18 resnet50 mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0"
 EXPORTER="$MODELS_SRC/export_torchvision.py"
 stale=""
 for m in $TORCHVISION_MODELS; do
@@ -100,7 +100,7 @@ step "PP-OCR inputs"
 "$PY" "$RENDERER" "$WORK_DIR" "${render_args[@]}"
 
 # ---- 5. QDQ models --------------------------------------------------------------------------------
-QDQ_MODELS="resnet18 mobilenet_v2"
+QDQ_MODELS="resnet18 resnet50 mobilenet_v2"
 QDQ_MAKER="$MODELS_SRC/make_qdq.py"
 stale=""
 for m in $QDQ_MODELS; do

@@ -98,6 +98,23 @@ void print_precision_table(const orknn::Graph& g, const orknn::ConvertReport& re
   std::printf("\n");
 }
 
+// Dynamic-shape models: the input shapes of every set.
+void print_shape_sets(const orknn::Graph& g, const orknn::DynamicShapes& dyn) {
+  if (dyn.empty()) return;
+  std::printf("dynamic shapes: %zu sets\n", dyn.sets.size());
+  for (size_t s = 0; s < dyn.sets.size(); ++s) {
+    std::printf("  set %zu:", s);
+    for (size_t i = 0; i < g.inputs.size(); ++i)
+      std::printf(" %s=%s", g.tensor(g.inputs[i].tensor).name.c_str(),
+                  orknn::shape_dims_str(dyn.sets[s].input_shapes[i]).c_str());
+    size_t n_out = g.outputs.size();
+    std::printf("  ->");
+    for (size_t o = 0; o < n_out; ++o)
+      std::printf(" %s", orknn::shape_dims_str(dyn.sets[s].tensor_shapes[static_cast<size_t>(g.outputs[o])]).c_str());
+    std::printf("\n");
+  }
+}
+
 // "a,b" "c" -> {a, b, c}
 std::vector<std::string> split_names(const std::vector<std::string>& args) {
   std::vector<std::string> names;
@@ -118,7 +135,7 @@ std::vector<std::string> split_names(const std::vector<std::string>& args) {
 int main(int argc, char** argv) {
   CLI::App app{"rknn_convert: converts an ONNX model into an OpenRKNN .rknn model"};
   std::string model_path, out_path, platform, custom_string, config_path, precision;
-  std::vector<std::string> shape_args, mean_args, std_args, float_layer_args;
+  std::vector<std::string> shape_args, mean_args, std_args, float_layer_args, dynamic_args;
   std::string dataset, algorithm, method;
   bool no_passes = false, quiet = false, quantize = false;
 
@@ -130,6 +147,10 @@ int main(int argc, char** argv) {
   app.add_option("-t,--target-platform", platform, "target platform: " + platforms);
   app.add_option("--input-shape", shape_args,
                  "NAME=d0,d1,...: fixes input NAME's shape (required for dynamic dims; repeat per input)")
+      ->allow_extra_args(false);
+  app.add_option("--dynamic-shape", dynamic_args,
+                 "[NAME=]d0,d1,..;d0,d1,..: the shapes input NAME takes, one per shape set (ONNX NCHW dims; repeat "
+                 "per input, every input listing the same number of sets); makes a dynamic-shape model")
       ->allow_extra_args(false);
   app.add_option("--mean", mean_args,
                  "[NAME=]v1,v2,v3: mean per channel, subtracted by the runtime from UINT8 inputs (without NAME: "
@@ -169,6 +190,25 @@ int main(int argc, char** argv) {
     if (!st.ok()) return fail(Status(st.code(), "--input-shape " + a + ": " + st.message()));
     if (opts.input_shapes.count(name)) return fail(ORKNN_ERR(kInvalidParam, "--input-shape given twice for '%s'", name.c_str()));
     opts.input_shapes[name] = shape;
+  }
+  for (const auto& a : dynamic_args) {
+    auto [name, text] = split_named(a);
+    std::vector<orknn::Shape> shapes;
+    size_t start = 0;
+    while (true) {
+      const size_t semi = text.find(';', start);
+      const std::string one = text.substr(start, semi == std::string::npos ? std::string::npos : semi - start);
+      orknn::Shape shape;
+      Status st = orknn::parse_dims(one, &shape);
+      if (!st.ok()) return fail(Status(st.code(), "--dynamic-shape " + a + ": " + st.message()));
+      shapes.push_back(shape);
+      if (semi == std::string::npos) break;
+      start = semi + 1;
+    }
+    if (opts.dynamic_shapes.count(name))
+      return fail(ORKNN_ERR(kInvalidParam, "--dynamic-shape given twice for %s",
+                            name.empty() ? "the only input" : ("'" + name + "'").c_str()));
+    opts.dynamic_shapes[name] = shapes;
   }
   for (auto* pair : {&mean_args, &std_args}) {
     auto& dst = pair == &mean_args ? opts.mean_values : opts.std_values;
@@ -213,15 +253,17 @@ int main(int argc, char** argv) {
 
   orknn::Graph g;
   orknn::ConvertReport report;
-  Status st = orknn::convert_onnx(model_path, opts, &g, &report);
+  orknn::DynamicShapes dyn;
+  Status st = orknn::convert_onnx(model_path, opts, &g, &report, &dyn);
   if (!st.ok()) return fail(st);
-  st = orknn::write_model_file(g, out_path);
+  st = orknn::write_model_file(g, dyn, out_path);
   if (!st.ok()) return fail(st);
   std::error_code ec;
   const auto file_bytes = std::filesystem::file_size(out_path, ec);
   if (!quiet) {
     print_summary(model_path, out_path, g, report, ec ? 0 : static_cast<size_t>(file_bytes));
     print_precision_table(g, report);
+    print_shape_sets(g, dyn);
   }
   return 0;
 }

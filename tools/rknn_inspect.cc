@@ -137,6 +137,16 @@ int run_info(const std::string& path) {
                 qdq ? "-" : std::to_string(kv.second.int8).c_str(),
                 qdq ? "-" : std::to_string(kv.second.total - kv.second.int8).c_str());
   }
+  // Custom nodes run in the application's callbacks (docs/custom_ops.md): list the types to register.
+  bool custom_header = false;
+  for (const auto& n : g.nodes) {
+    if (n.op != orknn::OpId::Custom) continue;
+    if (!custom_header) std::printf("custom operators (register with rknn_register_custom_ops):\n");
+    custom_header = true;
+    const std::string domain = n.attrs.get_string("custom_domain", "");
+    print_line(strfmt("  %-24s type %s%s%s", n.name.c_str(), n.attrs.get_string("custom_type", "?").c_str(),
+                      domain.empty() ? "" : " domain ", domain.c_str()));
+  }
   size_t const_bytes = 0, n_const = 0;
   for (const auto& t : g.tensors)
     if (t.is_const()) {
@@ -215,6 +225,14 @@ int run_accuracy(const AccuracyArgs& a) {
   orknn::Graph qg;
   Status st = load_rknn(a.rknn_path, &qg);
   if (!st.ok()) return fail(st);
+  // Custom nodes compute in the application's callbacks, which this tool cannot call: every figure
+  // from the first custom node on would describe the converter's stand-in, not the model.
+  for (const orknn::Node& n : qg.nodes)
+    if (n.op == orknn::OpId::Custom)
+      return fail(ORKNN_ERR(kInvalidParam,
+                            "'%s' holds custom operator node '%s' (type %s), whose results only the application's "
+                            "callbacks compute; per-layer accuracy needs a model without custom operators",
+                            a.rknn_path.c_str(), n.name.c_str(), n.attrs.get_string("custom_type", "?").c_str()));
 
   // The float reference: the same ONNX model in fp32 with the .rknn's input shapes and mean/std.
   orknn::ConvertOptions opts;

@@ -21,6 +21,15 @@ constexpr int kMaxOpset = 21;
 
 bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }
 
+// Standard operator sets other than ai.onnx (ONNX-ML, training, ONNX Runtime's contrib ops,
+// PyTorch ATen fallbacks): not custom operators, refused.
+bool is_foreign_standard_domain(const std::string& d) {
+  for (const char* known : {"ai.onnx.ml", "ai.onnx.preview.training", "com.microsoft", "com.microsoft.nchwc",
+                            "com.microsoft.experimental", "com.ms.internal.nhwc", "org.pytorch.aten"})
+    if (d == known) return true;
+  return false;
+}
+
 std::string dims_str(const std::vector<std::string>& dims) {
   std::string r;
   for (size_t i = 0; i < dims.size(); ++i) r += (i ? "," : "") + dims[i];
@@ -38,6 +47,8 @@ class Importer {
   Status run() {
     ORKNN_RETURN_IF_ERROR(check_versions());
     const onnx::GraphProto& graph = model_.graph();
+    for (const auto& vi : graph.value_info()) st_.value_info.emplace(vi.name(), &vi);
+    for (const auto& vi : graph.output()) st_.value_info.emplace(vi.name(), &vi);
     ORKNN_RETURN_IF_ERROR(read_initializers(graph));
     ORKNN_RETURN_IF_ERROR(read_inputs(graph));
     std::vector<int> order;
@@ -236,9 +247,6 @@ class Importer {
       std::string base = name;
       for (int k = 1; !node_names_.insert(name).second; ++k) name = base + "_" + std::to_string(k);
     }
-    if (!is_default_domain(node.domain()))
-      return ORKNN_ERR(kUnimplemented, "node '%s' (%s): op domain '%s' is not supported (only the default ai.onnx "
-                       "domain is); see docs/ops.md", name.c_str(), node.op_type().c_str(), node.domain().c_str());
     for (const auto& in : node.input()) {
       if (in.empty() || st_.names.count(in)) continue;
       auto un = st_.unavailable.find(in);
@@ -250,6 +258,13 @@ class Importer {
     }
     if (node.op_type() == "Constant") ++stats_.constant_nodes;
     MapContext ctx(&st_, &node, name);
+    // Operator sets of other runtimes have their own semantics, which nobody registers callbacks
+    // for; every other domain holds operators the application implements (docs/custom_ops.md).
+    if (is_foreign_standard_domain(node.domain()))
+      return ORKNN_ERR(kUnimplemented, "node '%s' (%s): op domain '%s' is not supported (only the default ai.onnx "
+                       "domain is, plus custom operator domains of the application's own); see docs/ops.md",
+                       name.c_str(), node.op_type().c_str(), node.domain().c_str());
+    if (!is_default_domain(node.domain())) return map_custom(ctx);
     MapperFn fn = find_mapper(node.op_type());
     return fn ? fn(ctx) : map_default(ctx);
   }

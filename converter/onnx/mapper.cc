@@ -244,7 +244,8 @@ Status default_node(MapContext& ctx, OpId op, Node* n, const std::vector<std::st
 
 Status map_default(MapContext& ctx) {
   const OpDef* def = find_op(ctx.op_type());
-  if (!def) return ctx.unsupported("op not supported by OpenRKNN yet; see docs/ops.md");
+  // Custom is the IR's op for non-default domains, not an ONNX op type.
+  if (!def || def->id == OpId::Custom) return ctx.unsupported("op not supported by OpenRKNN yet; see docs/ops.md");
   Node n;
   ORKNN_RETURN_IF_ERROR(default_node(ctx, def->id, &n));
   return ctx.emit(std::move(n));

@@ -27,6 +27,9 @@ struct ImportState {
   std::unordered_set<std::string> internal_names;    // names of tensors the importer made up
   int nodes_folded = 0;                              // nodes turned into constants while importing
   int nodes_emitted = 0;
+  // Declared types of values (graph.value_info, then graph.output): the output shapes of custom
+  // operators, which no shape inference knows (converter/onnx/ops/custom.cc).
+  std::unordered_map<std::string, const onnx::ValueInfoProto*> value_info;
 };
 
 class MapContext {
@@ -41,6 +44,11 @@ class MapContext {
   Graph& graph() { return *st_->graph; }
   const Graph& graph() const { return *st_->graph; }
   const std::string& model_dir() const { return st_->model_dir; }
+  // The declared type of ONNX value `name` (graph value_info or output), or nullptr.
+  const onnx::ValueInfoProto* value_info(const std::string& name) const {
+    auto it = st_->value_info.find(name);
+    return it == st_->value_info.end() ? nullptr : it->second;
+  }
 
   size_t num_inputs() const { return static_cast<size_t>(node_->input_size()); }
   // Tensor id of input i; -1 when absent (empty name or beyond the list).
@@ -87,6 +95,8 @@ using MapperFn = Status (*)(MapContext& ctx);
 MapperFn find_mapper(const std::string& op_type);
 // Maps an ONNX op with the same name in the IR: attributes copied, inputs/outputs one to one.
 Status map_default(MapContext& ctx);
+// Maps a node of a non-default domain onto an IR Custom node (converter/onnx/ops/custom.cc).
+Status map_custom(MapContext& ctx);
 // Mapper helper: the node as map_default would build it, without emitting it: attributes except
 // `skip_attrs`, inputs (trailing absent ones dropped), the first `max_outputs` outputs (trailing
 // unnamed ones dropped).

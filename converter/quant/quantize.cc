@@ -703,6 +703,17 @@ Status Quantizer::run(std::vector<ConvertReport::LayerPrecision>* table) {
 
   // 1. candidates
   dec_.assign(g_.nodes.size(), Decision{});
+  // Custom nodes compute in the application's callbacks, which calibration cannot run (it uses a
+  // stand-in, src/kernels/ref/custom.cc): they and every node computed from their outputs stay
+  // float, so no quantization parameter comes from stand-in values (docs/custom_ops.md).
+  std::vector<char> after_custom(g_.tensors.size(), 0);
+  for (const Node& n : g_.nodes) {
+    bool tainted = n.op == OpId::Custom;
+    for (int t : n.inputs) tainted |= t >= 0 && after_custom[static_cast<size_t>(t)];
+    if (tainted)
+      for (int t : n.outputs)
+        if (t >= 0) after_custom[static_cast<size_t>(t)] = 1;
+  }
   for (size_t i = 0; i < g_.nodes.size(); ++i) {
     const Node& n = g_.nodes[i];
     Decision& d = dec_[i];
@@ -710,6 +721,10 @@ Status Quantizer::run(std::vector<ConvertReport::LayerPrecision>* table) {
       d.why = "quantize/dequantize";
       continue;
     }
+    if (n.op == OpId::Custom) { d.why = "custom operator (runs in float)"; continue; }
+    bool from_custom = false;
+    for (int t : n.inputs) from_custom |= t >= 0 && after_custom[static_cast<size_t>(t)];
+    if (from_custom) { d.why = "computed from a custom operator's output (not calibrated)"; continue; }
     if (keep_float[i]) { d.why = "--float-layers"; continue; }
     if (!has_quantized_ref_kernel(n.op)) { d.why = "no int8 kernel"; continue; }
     bool outputs_float = !n.outputs.empty(), has_activation_input = false;

@@ -12,6 +12,7 @@
 #include "rknn_custom_op.h"
 #include "rknn_matmul_api.h"
 #include "runtime/context.h"
+#include "runtime/custom_ops.h"
 #include "runtime/tensor_mem.h"
 
 using orknn::Context;
@@ -74,11 +75,6 @@ int with_context(const char* fn, rknn_context ctx, F&& body) {
     if (!e->obj) return ORKNN_ERR(kInvalidContext, "context 0x%llx was destroyed", static_cast<unsigned long long>(ctx));
     return body(*e->obj);
   });
-}
-
-int not_implemented(const char* fn) {
-  ORKNN_LOGE("%s: not implemented yet in OpenRKNN (see the README status table)", fn);
-  return RKNN_ERR_FAIL;
 }
 
 // rknn_init flags handled by this version; the rest are refused with a log line naming them.
@@ -190,12 +186,15 @@ int rknn_inputs_set(rknn_context context, uint32_t n_inputs, rknn_input inputs[]
 }
 
 int rknn_run(rknn_context context, rknn_run_extend* extend) {
-  return with_context("rknn_run", context, [&](Context& c) -> Status {
+  int callback_code = 0;  // a custom operator callback's own error code, returned as is
+  int rc = with_context("rknn_run", context, [&](Context& c) -> Status {
     // non_block is accepted: this runtime always completes the run before returning.
     Status st = c.run();
     if (st.ok() && extend) extend->frame_id = c.last_frame_id();
+    if (!st.ok()) callback_code = c.custom_op_error_code();
     return st;
   });
+  return rc != RKNN_SUCC && callback_code != 0 ? callback_code : rc;
 }
 
 int rknn_outputs_get(rknn_context context, uint32_t n_outputs, rknn_output outputs[], rknn_output_extend* extend) {
@@ -333,23 +332,35 @@ int rknn_set_internal_mem(rknn_context ctx, rknn_tensor_mem* mem) {
   });
 }
 
+// Dynamic shapes (contract §4.4; docs/decisions.md "Dynamic shapes").
+int rknn_set_input_shapes(rknn_context ctx, uint32_t n_inputs, rknn_tensor_attr attr[]) {
+  return with_context("rknn_set_input_shapes", ctx, [&](Context& c) { return c.set_input_shapes(n_inputs, attr); });
+}
+
+// Deprecated (one input; the others keep their active shapes).
+int rknn_set_input_shape(rknn_context ctx, rknn_tensor_attr* attr) {
+  return with_context("rknn_set_input_shape", ctx, [&](Context& c) { return c.set_input_shape(attr); });
+}
+
 // ---- Not implemented in this version (README status table). Each logs one line and fails. ----
 
-int rknn_set_input_shape(rknn_context ctx, rknn_tensor_attr* attr) { return not_implemented("rknn_set_input_shape"); }
-int rknn_set_input_shapes(rknn_context ctx, uint32_t n_inputs, rknn_tensor_attr attr[]) {
-  return not_implemented("rknn_set_input_shapes");
-}
 
 // The rknn_matmul_* entry points are in rknn_matmul_api.cc.
 
 int rknn_register_custom_ops(rknn_context ctx, rknn_custom_op* op, uint32_t custom_op_num) {
-  return not_implemented("rknn_register_custom_ops");
+  int callback_code = 0;  // an init callback's own error code, returned as is
+  int rc = with_context("rknn_register_custom_ops", ctx, [&](Context& c) -> Status {
+    Status st = c.register_custom_ops(op, custom_op_num);
+    if (!st.ok()) callback_code = c.custom_op_error_code();
+    return st;
+  });
+  return rc != RKNN_SUCC && callback_code != 0 ? callback_code : rc;
 }
 void rknn_custom_op_get_op_attr(rknn_custom_op_context* op_ctx, const char* attr_name, rknn_custom_op_attr* op_attr) {
-  not_implemented("rknn_custom_op_get_op_attr");
-  if (op_attr) {
-    op_attr->n_elems = 0;
-    op_attr->data = nullptr;
+  try {
+    orknn::custom_op_get_attr(op_ctx, attr_name, op_attr);
+  } catch (...) {
+    ORKNN_LOGE("rknn_custom_op_get_op_attr: internal error");
   }
 }
 

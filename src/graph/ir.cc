@@ -1,5 +1,6 @@
 #include "graph/ir.h"
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -135,6 +136,36 @@ int Graph::find_tensor(const std::string& name) const {
 const Tensor* Graph::input(const Node& n, size_t i) const {
   if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
   return &tensors.at(static_cast<size_t>(n.inputs[i]));
+}
+
+namespace {
+bool same_float(float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+}  // namespace
+
+bool same_attr_value(const AttrValue& a, const AttrValue& b) {
+  if (a.kind != b.kind) return false;
+  switch (a.kind) {
+    case AttrValue::Kind::kInt: return a.i == b.i;
+    case AttrValue::Kind::kFloat: return same_float(a.f, b.f);
+    case AttrValue::Kind::kString: return a.s == b.s;
+    case AttrValue::Kind::kInts: return a.ints == b.ints;
+    case AttrValue::Kind::kFloats:
+      if (a.floats.size() != b.floats.size()) return false;
+      for (size_t i = 0; i < a.floats.size(); ++i)
+        if (!same_float(a.floats[i], b.floats[i])) return false;
+      return true;
+  }
+  return false;
+}
+
+std::string first_attr_difference(const Attrs& a, const Attrs& b) {
+  for (const auto& [name, value] : a.all()) {
+    auto it = b.all().find(name);
+    if (it == b.all().end() || !same_attr_value(value, it->second)) return name;
+  }
+  for (const auto& [name, value] : b.all())
+    if (!a.has(name)) return name;
+  return "";
 }
 
 }  // namespace orknn

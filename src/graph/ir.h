@@ -88,6 +88,13 @@ class Attrs {
   std::map<std::string, AttrValue> map_;
 };
 
+// Equality of attribute values, with NaN equal to NaN (so a model compares equal to itself).
+bool same_attr_value(const AttrValue& a, const AttrValue& b);
+// Name of the first attribute that differs between a and b (missing in one, or another value),
+// "" when they are equal.
+std::string first_attr_difference(const Attrs& a, const Attrs& b);
+
+
 struct Node {
   std::string name;
   OpId op = OpId::Identity;

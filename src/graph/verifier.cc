@@ -4,6 +4,8 @@
 // any infer function runs, and infer functions run on a scratch copy of the graph.
 #include "graph/verifier.h"
 
+#include "model/dynamic_shapes.h"
+
 #include <climits>
 #include <cmath>
 #include <exception>
@@ -163,35 +165,6 @@ Status check_inputs(const Graph& g, std::vector<int>* source) {
   return Status::Ok();
 }
 
-bool same_float(float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); }
-
-bool same_attr(const AttrValue& a, const AttrValue& b) {
-  if (a.kind != b.kind) return false;
-  switch (a.kind) {
-    case AttrValue::Kind::kInt: return a.i == b.i;
-    case AttrValue::Kind::kFloat: return same_float(a.f, b.f);
-    case AttrValue::Kind::kString: return a.s == b.s;
-    case AttrValue::Kind::kInts: return a.ints == b.ints;
-    case AttrValue::Kind::kFloats:
-      if (a.floats.size() != b.floats.size()) return false;
-      for (size_t i = 0; i < a.floats.size(); ++i)
-        if (!same_float(a.floats[i], b.floats[i])) return false;
-      return true;
-  }
-  return false;
-}
-
-// Name of the first attribute that differs between a and b, or "" when they are equal.
-std::string first_attr_difference(const Attrs& a, const Attrs& b) {
-  for (const auto& [name, value] : a.all()) {
-    auto it = b.all().find(name);
-    if (it == b.all().end() || !same_attr(value, it->second)) return name;
-  }
-  for (const auto& [name, value] : b.all())
-    if (!a.has(name)) return name;
-  return "";
-}
-
 // Structure of one node, checked before its infer function may look at it.
 Status check_node_structure(const Graph& g, size_t index, std::vector<int>* source) {
   const Node& n = g.nodes[index];
@@ -325,6 +298,72 @@ Status verify_graph(const Graph& g) {
     return verify_graph_impl(g);
   } catch (const std::bad_alloc&) {
     return ORKNN_ERR(kNoMemory, "out of memory while verifying the graph");
+  }
+}
+
+namespace {
+
+Status verify_dynamic_shapes_impl(const Graph& g, const DynamicShapes& dyn) {
+  if (dyn.sets.empty()) return Status::Ok();
+  if (dyn.sets.size() > kMaxShapeSets)
+    return ORKNN_ERR(kInvalidModel, "dynamic shapes: %zu shape sets, more than the maximum of %zu", dyn.sets.size(),
+                     kMaxShapeSets);
+  for (size_t s = 0; s < dyn.sets.size(); ++s) {
+    const ShapeSetVariant& v = dyn.sets[s];
+    if (v.input_shapes.size() != g.inputs.size())
+      return ORKNN_ERR(kInvalidModel, "dynamic shape set %zu: %zu input shapes, but the graph has %zu inputs", s,
+                       v.input_shapes.size(), g.inputs.size());
+    if (v.tensor_shapes.size() != g.tensors.size())
+      return ORKNN_ERR(kInvalidModel, "dynamic shape set %zu: %zu tensor shapes, but the graph has %zu tensors", s,
+                       v.tensor_shapes.size(), g.tensors.size());
+    for (size_t i = 0; i < g.tensors.size(); ++i) {
+      const Tensor& t = g.tensors[i];
+      const Shape& shape = v.tensor_shapes[i];
+      if (shape.size() != t.shape.size())
+        return ORKNN_ERR(kInvalidModel, "dynamic shape set %zu: tensor %s has rank %zu, the stored graph %zu", s,
+                         tensor_label(g, static_cast<int>(i)).c_str(), shape.size(), t.shape.size());
+      if ((t.is_const() || s == 0) && shape != t.shape)
+        return ORKNN_ERR(kInvalidModel, "dynamic shape set %zu: tensor %s is %s, the stored graph has %s%s", s,
+                         tensor_label(g, static_cast<int>(i)).c_str(), shape_str(shape).c_str(),
+                         shape_str(t.shape).c_str(), t.is_const() ? " (a constant cannot change shape)" : "");
+    }
+    for (size_t k = 0; k < g.inputs.size(); ++k)
+      if (v.input_shapes[k] != v.tensor_shapes[static_cast<size_t>(g.inputs[k].tensor)])
+        return ORKNN_ERR(kInvalidModel, "dynamic shape set %zu: input %zu is listed as %s but its tensor is %s", s, k,
+                         shape_str(v.input_shapes[k]).c_str(),
+                         shape_str(v.tensor_shapes[static_cast<size_t>(g.inputs[k].tensor)]).c_str());
+    std::vector<bool> seen(g.nodes.size(), false);
+    for (const auto& [node, attrs] : v.node_attrs) {
+      if (node < 0 || static_cast<size_t>(node) >= g.nodes.size())
+        return ORKNN_ERR(kInvalidModel, "dynamic shape set %zu: attribute override for node %d, out of range (%zu nodes)",
+                         s, node, g.nodes.size());
+      if (seen[static_cast<size_t>(node)])
+        return ORKNN_ERR(kInvalidModel, "dynamic shape set %zu: two attribute overrides for %s", s,
+                         node_label(g, static_cast<size_t>(node)).c_str());
+      seen[static_cast<size_t>(node)] = true;
+      if (s == 0 && !first_attr_difference(g.nodes[static_cast<size_t>(node)].attrs, attrs).empty())
+        return ORKNN_ERR(kInvalidModel, "dynamic shape set 0 changes the attributes of %s (set 0 is the stored graph)",
+                         node_label(g, static_cast<size_t>(node)).c_str());
+    }
+    for (size_t p = 0; p < s; ++p)
+      if (dyn.sets[p].input_shapes == v.input_shapes)
+        return ORKNN_ERR(kInvalidModel, "dynamic shape set %zu repeats the input shapes of set %zu", s, p);
+    if (s == 0) continue;  // the stored graph itself, verified already
+    Graph variant;
+    ORKNN_RETURN_IF_ERROR(make_shape_variant(g, dyn, s, &variant));
+    Status st = verify_graph(variant);
+    if (!st.ok()) return Status(st.code(), strfmt("dynamic shape set %zu: ", s) + st.message());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status verify_dynamic_shapes(const Graph& g, const DynamicShapes& dyn) {
+  try {
+    return verify_dynamic_shapes_impl(g, dyn);
+  } catch (const std::bad_alloc&) {
+    return ORKNN_ERR(kNoMemory, "out of memory while verifying the dynamic shape sets");
   }
 }
 

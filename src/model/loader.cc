@@ -111,6 +111,94 @@ Status parse_tensor(const fb::Tensor* ft, size_t index, const uint8_t* data, siz
   return Status::Ok();
 }
 
+Status parse_attr_list(const flatbuffers::Vector<flatbuffers::Offset<fb::Attr>>* attrs, const std::string& where,
+                       MemoryBudget* budget, Attrs* out) {
+  if (attrs) {
+    for (flatbuffers::uoffset_t k = 0; k < attrs->size(); ++k) {
+      const fb::Attr* fa = attrs->Get(k);
+      if (!fa || !fa->name())
+        return ORKNN_ERR(kInvalidModel, "%s: attribute %u has no name", where.c_str(), k);
+      std::string name = str_of(fa->name());
+      if (out->has(name))
+        return ORKNN_ERR(kInvalidModel, "%s: attribute '%s' appears twice", where.c_str(), name.c_str());
+      uint8_t kind = fa->kind();
+      if (kind > static_cast<uint8_t>(AttrValue::Kind::kFloats))
+        return ORKNN_ERR(kInvalidModel, "%s: attribute '%s' has unknown kind %u", where.c_str(), name.c_str(), static_cast<unsigned>(kind));
+      AttrValue v;
+      v.kind = static_cast<AttrValue::Kind>(kind);
+      // Only the field the kind names is read (the writer writes only that one).
+      uint64_t attr_cost = sizeof(AttrValue) + 64 + name.size();
+      switch (v.kind) {
+        case AttrValue::Kind::kString: attr_cost += str_bytes(fa->s()); break;
+        case AttrValue::Kind::kInts:
+          if (!elements_aligned(fa->ints()))
+            return ORKNN_ERR(kInvalidModel, "%s: attribute '%s': corrupt model: misaligned values", where.c_str(), name.c_str());
+          attr_cost += vec_bytes(fa->ints());
+          break;
+        case AttrValue::Kind::kFloats: attr_cost += vec_bytes(fa->floats()); break;
+        default: break;
+      }
+      if (!budget->take(attr_cost)) return budget_error();
+      switch (v.kind) {
+        case AttrValue::Kind::kInt: v.i = fa->i(); break;
+        case AttrValue::Kind::kFloat: v.f = fa->f(); break;
+        case AttrValue::Kind::kString: v.s = str_of(fa->s()); break;
+        case AttrValue::Kind::kInts: v.ints = vec_of(fa->ints()); break;
+        case AttrValue::Kind::kFloats: v.floats = vec_of(fa->floats()); break;
+      }
+      out->set(name, v);
+    }
+  }
+  return Status::Ok();
+}
+
+Status parse_dims_list(const flatbuffers::Vector<flatbuffers::Offset<fb::Dims>>* list, size_t set, const char* what,
+                       MemoryBudget* budget, std::vector<Shape>* out) {
+  if (!list) return Status::Ok();
+  if (!budget->take(uint64_t{list->size()} * sizeof(Shape))) return budget_error();
+  out->reserve(list->size());
+  for (flatbuffers::uoffset_t i = 0; i < list->size(); ++i) {
+    const fb::Dims* d = list->Get(i);
+    if (!d) return ORKNN_ERR(kInvalidModel, "corrupt model: dynamic shape set %zu: %s %u is missing", set, what, i);
+    if (!elements_aligned(d->dims()))
+      return ORKNN_ERR(kInvalidModel, "corrupt model: dynamic shape set %zu: %s %u: misaligned dims", set, what, i);
+    if (!budget->take(vec_bytes(d->dims()))) return budget_error();
+    out->push_back(vec_of(d->dims()));
+  }
+  return Status::Ok();
+}
+
+// Model.dynamic_shapes -> DynamicShapes; verify_dynamic_shapes checks the content afterwards.
+Status parse_dynamic_shapes(const fb::DynamicShapes* fd, MemoryBudget* budget, DynamicShapes* out) {
+  out->sets.clear();
+  if (!fd || !fd->sets()) return Status::Ok();
+  const auto* sets = fd->sets();
+  if (sets->size() > kMaxShapeSets)
+    return ORKNN_ERR(kInvalidModel, "corrupt model: %u dynamic shape sets, more than the maximum of %zu", sets->size(),
+                     kMaxShapeSets);
+  if (!budget->take(uint64_t{sets->size()} * sizeof(ShapeSetVariant))) return budget_error();
+  out->sets.resize(sets->size());
+  for (flatbuffers::uoffset_t s = 0; s < sets->size(); ++s) {
+    const fb::ShapeSet* fs = sets->Get(s);
+    if (!fs) return ORKNN_ERR(kInvalidModel, "corrupt model: dynamic shape set %u is missing", s);
+    ShapeSetVariant& v = out->sets[s];
+    ORKNN_RETURN_IF_ERROR(parse_dims_list(fs->shapes(), s, "input shape", budget, &v.input_shapes));
+    ORKNN_RETURN_IF_ERROR(parse_dims_list(fs->tensor_shapes(), s, "tensor shape", budget, &v.tensor_shapes));
+    if (const auto* nodes = fs->node_attrs()) {
+      for (flatbuffers::uoffset_t k = 0; k < nodes->size(); ++k) {
+        const fb::NodeAttrs* fn = nodes->Get(k);
+        if (!fn) return ORKNN_ERR(kInvalidModel, "corrupt model: dynamic shape set %u: node attributes %u missing", s, k);
+        if (!budget->take(sizeof(std::pair<int, Attrs>))) return budget_error();
+        Attrs attrs;
+        ORKNN_RETURN_IF_ERROR(parse_attr_list(fn->attrs(), strfmt("dynamic shape set %u, node %d", s, fn->node()),
+                                              budget, &attrs));
+        v.node_attrs.emplace_back(fn->node(), std::move(attrs));
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 Status parse_node(const fb::Node* fn, size_t index, MemoryBudget* budget, Node* n) {
   if (!fn) return ORKNN_ERR(kInvalidModel, "node %zu is missing", index);
   uint64_t cost = sizeof(Node) + str_bytes(fn->name()) + vec_bytes(fn->inputs()) + vec_bytes(fn->outputs());
@@ -127,49 +215,11 @@ Status parse_node(const fb::Node* fn, size_t index, MemoryBudget* budget, Node* 
   n->op = def->id;
   n->inputs = vec_of(fn->inputs());
   n->outputs = vec_of(fn->outputs());
-  if (const auto* attrs = fn->attrs()) {
-    for (flatbuffers::uoffset_t k = 0; k < attrs->size(); ++k) {
-      const fb::Attr* fa = attrs->Get(k);
-      if (!fa || !fa->name())
-        return ORKNN_ERR(kInvalidModel, "node %zu '%s': attribute %u has no name", index, n->name.c_str(), k);
-      std::string name = str_of(fa->name());
-      if (n->attrs.has(name))
-        return ORKNN_ERR(kInvalidModel, "node %zu '%s': attribute '%s' appears twice", index, n->name.c_str(),
-                         name.c_str());
-      uint8_t kind = fa->kind();
-      if (kind > static_cast<uint8_t>(AttrValue::Kind::kFloats))
-        return ORKNN_ERR(kInvalidModel, "node %zu '%s': attribute '%s' has unknown kind %u", index,
-                         n->name.c_str(), name.c_str(), static_cast<unsigned>(kind));
-      AttrValue v;
-      v.kind = static_cast<AttrValue::Kind>(kind);
-      // Only the field the kind names is read (the writer writes only that one).
-      uint64_t attr_cost = sizeof(AttrValue) + 64 + name.size();
-      switch (v.kind) {
-        case AttrValue::Kind::kString: attr_cost += str_bytes(fa->s()); break;
-        case AttrValue::Kind::kInts:
-          if (!elements_aligned(fa->ints()))
-            return ORKNN_ERR(kInvalidModel, "node %zu '%s': attribute '%s': corrupt model: misaligned values", index,
-                             n->name.c_str(), name.c_str());
-          attr_cost += vec_bytes(fa->ints());
-          break;
-        case AttrValue::Kind::kFloats: attr_cost += vec_bytes(fa->floats()); break;
-        default: break;
-      }
-      if (!budget->take(attr_cost)) return budget_error();
-      switch (v.kind) {
-        case AttrValue::Kind::kInt: v.i = fa->i(); break;
-        case AttrValue::Kind::kFloat: v.f = fa->f(); break;
-        case AttrValue::Kind::kString: v.s = str_of(fa->s()); break;
-        case AttrValue::Kind::kInts: v.ints = vec_of(fa->ints()); break;
-        case AttrValue::Kind::kFloats: v.floats = vec_of(fa->floats()); break;
-      }
-      n->attrs.set(name, v);
-    }
-  }
-  return Status::Ok();
+  return parse_attr_list(fn->attrs(), strfmt("node %zu '%s'", index, n->name.c_str()), budget, &n->attrs);
 }
 
-Status load_model_impl(const std::shared_ptr<const void>& owner, const uint8_t* data, size_t size, Graph* out) {
+Status load_model_impl(const std::shared_ptr<const void>& owner, const uint8_t* data, size_t size, Graph* out,
+                       DynamicShapes* dyn_out) {
   if (!out) return ORKNN_ERR(kInvalidParam, "load_model: output graph is null");
   if (!data) return ORKNN_ERR(kInvalidParam, "load_model: model data is null");
   if (reinterpret_cast<uintptr_t>(data) % kModelAlignment != 0)
@@ -191,7 +241,7 @@ Status load_model_impl(const std::shared_ptr<const void>& owner, const uint8_t* 
                      static_cast<unsigned long long>(fb_size));
 
   flatbuffers::Verifier::Options opts;
-  opts.max_depth = 16;  // the schema nests tables at most 4 deep
+  opts.max_depth = 16;  // the schema nests tables at most 5 deep (Model/DynamicShapes/ShapeSet/NodeAttrs/Attr)
   // Every table of a written file occupies at least 4 bytes of its own; more tables than that
   // means offsets that share tables, which would only multiply the verifier's work.
   opts.max_tables = static_cast<flatbuffers::uoffset_t>(fb_size / 4 + 1);
@@ -248,18 +298,26 @@ Status load_model_impl(const std::shared_ptr<const void>& owner, const uint8_t* 
   }
   if (!budget.take(vec_bytes(m->outputs()))) return budget_error();
   g.outputs = vec_of(m->outputs());
-  // m->dynamic_shapes() is reserved (docs/format.md) and not read yet.
+  DynamicShapes dyn;
+  ORKNN_RETURN_IF_ERROR(parse_dynamic_shapes(m->dynamic_shapes(), &budget, &dyn));
 
   ORKNN_RETURN_IF_ERROR(verify_graph(g));
+  ORKNN_RETURN_IF_ERROR(verify_dynamic_shapes(g, dyn));
   *out = std::move(g);
+  if (dyn_out) *dyn_out = std::move(dyn);
   return Status::Ok();
 }
 
 }  // namespace
 
 Status load_model(std::shared_ptr<const void> owner, const uint8_t* data, size_t size, Graph* out) {
+  return load_model(std::move(owner), data, size, out, nullptr);
+}
+
+Status load_model(std::shared_ptr<const void> owner, const uint8_t* data, size_t size, Graph* out,
+                  DynamicShapes* dyn) {
   try {
-    return load_model_impl(owner, data, size, out);
+    return load_model_impl(owner, data, size, out, dyn);
   } catch (const std::bad_alloc&) {
     return ORKNN_ERR(kNoMemory, "out of memory while loading the model");
   }

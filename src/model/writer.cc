@@ -39,8 +39,30 @@ flatbuffers::Offset<fb::Attr> build_attr(flatbuffers::FlatBufferBuilder& fbb, co
 // Builds the FlatBuffer with constant offsets data_base + rel_offset[i]. Every scalar is written
 // even when it equals its default (ForceDefaults), so the FlatBuffer's size does not depend on
 // data_base and a second build with the final data_base has the same size.
-void build_flatbuffer(const Graph& g, uint64_t data_base, const std::vector<uint64_t>& rel_offset,
-                      flatbuffers::FlatBufferBuilder* fbb_ptr) {
+flatbuffers::Offset<fb::Dims> build_dims(flatbuffers::FlatBufferBuilder& fbb, const Shape& s) {
+  return fb::CreateDims(fbb, fbb.CreateVector(s));
+}
+
+flatbuffers::Offset<fb::DynamicShapes> build_dynamic_shapes(flatbuffers::FlatBufferBuilder& fbb,
+                                                            const DynamicShapes& dyn) {
+  std::vector<flatbuffers::Offset<fb::ShapeSet>> sets;
+  for (const ShapeSetVariant& v : dyn.sets) {
+    std::vector<flatbuffers::Offset<fb::Dims>> inputs, tensors;
+    for (const Shape& s : v.input_shapes) inputs.push_back(build_dims(fbb, s));
+    for (const Shape& s : v.tensor_shapes) tensors.push_back(build_dims(fbb, s));
+    std::vector<flatbuffers::Offset<fb::NodeAttrs>> nodes;
+    for (const auto& [node, attrs] : v.node_attrs) {
+      std::vector<flatbuffers::Offset<fb::Attr>> list;
+      for (const auto& [name, value] : attrs.all()) list.push_back(build_attr(fbb, name, value));
+      nodes.push_back(fb::CreateNodeAttrs(fbb, node, fbb.CreateVector(list)));
+    }
+    sets.push_back(fb::CreateShapeSet(fbb, fbb.CreateVector(inputs), fbb.CreateVector(tensors), fbb.CreateVector(nodes)));
+  }
+  return fb::CreateDynamicShapes(fbb, fbb.CreateVector(sets));
+}
+
+void build_flatbuffer(const Graph& g, const DynamicShapes& dyn, uint64_t data_base,
+                      const std::vector<uint64_t>& rel_offset, flatbuffers::FlatBufferBuilder* fbb_ptr) {
   flatbuffers::FlatBufferBuilder& fbb = *fbb_ptr;
   fbb.Clear();
   fbb.ForceDefaults(true);
@@ -85,21 +107,28 @@ void build_flatbuffer(const Graph& g, uint64_t data_base, const std::vector<uint
   auto inputs_off = fbb.CreateVector(inputs);
   auto outputs_off = fbb.CreateVector(g.outputs);
 
+  flatbuffers::Offset<fb::DynamicShapes> dyn_off = 0;
+  if (!dyn.empty()) dyn_off = build_dynamic_shapes(fbb, dyn);
+
   std::string producer = std::string("OpenRKNN ") + kOpenRknnVersion;
   auto model = fb::CreateModel(fbb, kModelFormatVersion, fbb.CreateString(producer), fbb.CreateString(g.platform),
                                fbb.CreateString(g.custom_string), static_cast<uint8_t>(g.precision), tensors_off,
                                nodes_off, inputs_off, outputs_off, fbb.CreateString(g.conversion_settings),
-                               /*dynamic_shapes=*/0);
+                               dyn_off);
   fb::FinishSizePrefixedModelBuffer(fbb, model);
 }
 
 }  // namespace
 
-Status write_model(const Graph& g, std::vector<uint8_t>* out) {
+Status write_model(const Graph& g, std::vector<uint8_t>* out) { return write_model(g, DynamicShapes(), out); }
+
+Status write_model(const Graph& g, const DynamicShapes& dyn, std::vector<uint8_t>* out) {
   if (!out) return ORKNN_ERR(kInvalidParam, "write_model: output is null");
   // Never write a file the loader would refuse.
   Status st = verify_graph(g);
   if (!st.ok()) return Status(st.code(), "write_model: the graph is invalid: " + st.message());
+  st = verify_dynamic_shapes(g, dyn);
+  if (!st.ok()) return Status(st.code(), "write_model: the dynamic shape sets are invalid: " + st.message());
 
   // Constants' offsets relative to the data section, which itself starts 64-byte aligned.
   std::vector<uint64_t> rel_offset(g.tensors.size(), 0);
@@ -116,7 +145,7 @@ Status write_model(const Graph& g, std::vector<uint8_t>* out) {
   uint64_t data_base = 0;
   bool settled = false;
   for (int pass = 0; pass < 4 && !settled; ++pass) {
-    build_flatbuffer(g, data_base, rel_offset, &fbb);
+    build_flatbuffer(g, dyn, data_base, rel_offset, &fbb);
     uint64_t needed = align_up(fbb.GetSize());
     settled = needed == data_base;
     data_base = needed;
@@ -143,8 +172,12 @@ Status write_model(const Graph& g, std::vector<uint8_t>* out) {
 }
 
 Status write_model_file(const Graph& g, const std::string& path) {
+  return write_model_file(g, DynamicShapes(), path);
+}
+
+Status write_model_file(const Graph& g, const DynamicShapes& dyn, const std::string& path) {
   std::vector<uint8_t> bytes;
-  ORKNN_RETURN_IF_ERROR(write_model(g, &bytes));
+  ORKNN_RETURN_IF_ERROR(write_model(g, dyn, &bytes));
   FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) return ORKNN_ERR(kFail, "cannot open '%s' for writing: %s", path.c_str(), std::strerror(errno));
   size_t written = bytes.empty() ? 0 : std::fwrite(bytes.data(), 1, bytes.size(), f);

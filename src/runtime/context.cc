@@ -16,6 +16,7 @@
 #include "graph/planner.h"
 #include "kernels/quant_util.h"
 #include "model/model_io.h"
+#include "runtime/custom_ops.h"
 #include "runtime/layouts.h"
 #include "runtime/platform.h"
 #include "runtime/tensor_mem.h"
@@ -31,14 +32,33 @@ std::shared_ptr<uint8_t> alloc_aligned(size_t size) {
   return std::shared_ptr<uint8_t>(p, [](uint8_t* q) { ::operator delete[](q, std::align_val_t(64)); });
 }
 
+// Dynamic-shape models: one Model per shape set s >= 1 (its graph shares the constants), and the
+// largest arena over all sets, which every set's plan then uses (one arena per context).
+Status build_shape_set_models(Model* model) {
+  model->max_arena_bytes = plan_arena(model->graph).arena_size;
+  if (model->dynamic.empty()) return Status::Ok();
+  model->shape_set_models.assign(model->dynamic.sets.size(), nullptr);
+  for (size_t s = 1; s < model->dynamic.sets.size(); ++s) {
+    auto v = std::make_shared<Model>();
+    ORKNN_RETURN_IF_ERROR(make_shape_variant(model->graph, model->dynamic, s, &v->graph));
+    v->platform = model->platform;
+    v->weight_bytes = model->weight_bytes;
+    v->max_arena_bytes = plan_arena(v->graph).arena_size;
+    model->max_arena_bytes = std::max(model->max_arena_bytes, v->max_arena_bytes);
+    model->shape_set_models[s] = std::move(v);
+  }
+  return Status::Ok();
+}
+
 Status finish_load(std::shared_ptr<uint8_t> buf, size_t size, std::shared_ptr<const Model>* out) {
   auto model = std::make_shared<Model>();
-  ORKNN_RETURN_IF_ERROR(load_model(buf, buf.get(), size, &model->graph));
+  ORKNN_RETURN_IF_ERROR(load_model(buf, buf.get(), size, &model->graph, &model->dynamic));
   model->platform = find_platform(model->graph.platform);
   if (!model->platform)
     return ORKNN_ERR(kInvalidModel, "model targets unknown platform '%s'", model->graph.platform.c_str());
   for (const Tensor& t : model->graph.tensors)
     if (t.is_const()) model->weight_bytes += t.data.size;
+  ORKNN_RETURN_IF_ERROR(build_shape_set_models(model.get()));
   *out = std::move(model);
   return Status::Ok();
 }
@@ -151,7 +171,9 @@ Status check_same_network(const Model& cand, const Model& owner) {
 Status Context::create(std::shared_ptr<const Model> model, uint32_t flags, std::unique_ptr<Context>* out) {
   std::unique_ptr<Context> ctx(new Context());
   ctx->model_ = std::move(model);
+  ctx->base_model_ = ctx->model_;
   ctx->flags_ = flags;
+  ctx->make_custom_ops();
   ORKNN_RETURN_IF_ERROR(ctx->plan());
   *out = std::move(ctx);
   return Status::Ok();
@@ -159,10 +181,14 @@ Status Context::create(std::shared_ptr<const Model> model, uint32_t flags, std::
 
 Status Context::dup(std::unique_ptr<Context>* out) const {
   std::unique_ptr<Context> ctx(new Context());
-  ctx->model_ = model_;
+  ctx->model_ = base_model_;
+  ctx->base_model_ = base_model_;
   ctx->flags_ = flags_;
   ctx->core_mask_ = core_mask_;  // before plan(): kernels take their thread count from it
+  ctx->make_custom_ops();  // custom operator registrations are not inherited (docs/custom_ops.md)
   ORKNN_RETURN_IF_ERROR(ctx->plan());
+  // Dynamic shapes: the copy starts in this context's active shape set (docs/decisions.md).
+  if (active_set_ != 0) ORKNN_RETURN_IF_ERROR(ctx->select_shape_set(active_set_));
   *out = std::move(ctx);
   return Status::Ok();
 }
@@ -218,6 +244,7 @@ Status Context::set_internal_mem(rknn_tensor_mem* mem) {
   // Inputs written into a previous block are not in this one.
   input_set_.assign(model_->graph.inputs.size(), false);
   has_run_ = false;
+  set_plans_.clear();  // other shape sets' kernels point into the previous block
   return build_steps();  // the kernels' tensor pointers point into the new block
 }
 
@@ -270,7 +297,7 @@ int Context::num_threads() const {
 Status Context::plan() {
   const Graph& g = model_->graph;
   ArenaPlan ap = plan_arena(g);
-  arena_size_ = ap.arena_size;
+  arena_size_ = std::max(ap.arena_size, model_->max_arena_bytes);  // dynamic shapes: every set fits
   arena_offset_ = std::move(ap.offset);
   input_set_.assign(g.inputs.size(), false);
   if (info_only()) {
@@ -307,7 +334,12 @@ Status Context::build_steps() {
   steps_.reserve(g.nodes.size());
   for (const Node& n : g.nodes) {
     Step s;
-    s.kernel = create_kernel(g, n, allow_fast, &s.kernel_name);
+    if (n.op == OpId::Custom && custom_ops_) {  // the application's callbacks (runtime/custom_ops.h)
+      s.kernel = custom_ops_->make_kernel(g, n);
+      s.kernel_name = "custom_callbacks";
+    } else {
+      s.kernel = create_kernel(g, n, allow_fast, &s.kernel_name);
+    }
     if (!s.kernel)
       return ORKNN_ERR(kInvalidModel, "node '%s' (%s): no kernel for this op", n.name.c_str(), op_name(n.op));
     s.kctx.graph = &g;
@@ -387,10 +419,11 @@ static void fill_common_attr(const Tensor& t, uint32_t index, rknn_tensor_attr* 
   a->size_with_stride = a->size;
 }
 
-Status Context::input_attr(uint32_t index, rknn_tensor_attr* a) const {
+Status Context::input_attr(uint32_t index, rknn_tensor_attr* a, const Model* m) const {
   if (index >= n_inputs())
     return ORKNN_ERR(kInvalidParam, "rknn_query(INPUT_ATTR): index %u out of range (model has %u inputs)", index, n_inputs());
-  const Tensor& t = model_->graph.tensor(model_->graph.inputs[index].tensor);
+  const Model& md = m ? *m : *model_;
+  const Tensor& t = md.graph.tensor(md.graph.inputs[index].tensor);
   fill_common_attr(t, index, a);
   const Shape& s = t.shape;
   a->n_dims = static_cast<uint32_t>(s.size());
@@ -406,10 +439,11 @@ Status Context::input_attr(uint32_t index, rknn_tensor_attr* a) const {
   return Status::Ok();
 }
 
-Status Context::output_attr(uint32_t index, rknn_tensor_attr* a) const {
+Status Context::output_attr(uint32_t index, rknn_tensor_attr* a, const Model* m) const {
   if (index >= n_outputs())
     return ORKNN_ERR(kInvalidParam, "rknn_query(OUTPUT_ATTR): index %u out of range (model has %u outputs)", index, n_outputs());
-  const Tensor& t = model_->graph.tensor(model_->graph.outputs[index]);
+  const Model& md = m ? *m : *model_;
+  const Tensor& t = md.graph.tensor(md.graph.outputs[index]);
   fill_common_attr(t, index, a);
   const Shape& s = t.shape;
   a->n_dims = static_cast<uint32_t>(s.size());
@@ -531,12 +565,14 @@ Status Context::run() {
     if (!input_set_[i])
       return ORKNN_ERR(kInvalidInput, "rknn_run: input %zu ('%s') was never set (call rknn_inputs_set first)", i,
                        model_->graph.tensor(model_->graph.inputs[i].tensor).name.c_str());
+  if (custom_ops_) ORKNN_RETURN_IF_ERROR(custom_ops_->begin_run());  // every custom type registered
   const bool timed = (flags_ & RKNN_FLAG_COLLECT_PERF_MASK) || log_enabled(LogLevel::kTrace);
   using clock = std::chrono::steady_clock;
   auto t0 = clock::now();
   for (Step& s : steps_) {
     auto ts = timed ? clock::now() : clock::time_point();
     s.kernel->run(s.kctx);
+    if (custom_ops_ && s.kctx.node->op == OpId::Custom) ORKNN_RETURN_IF_ERROR(custom_ops_->take_run_error());
     if (s.round_outputs_fp16) {
       for (size_t o = 0; o < s.kctx.outputs.size(); ++o) {
         const Tensor& t = s.kctx.out_tensor(o);
@@ -646,18 +682,38 @@ Status Context::query(int cmd, void* info, uint32_t size) {
     }
     case RKNN_QUERY_INPUT_ATTR:
       ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_tensor_attr), "rknn_tensor_attr"));
+      if (!base_model_->dynamic.empty()) return static_attr(cmd, static_cast<rknn_tensor_attr*>(info));
       return input_attr(static_cast<rknn_tensor_attr*>(info)->index, static_cast<rknn_tensor_attr*>(info));
     case RKNN_QUERY_OUTPUT_ATTR:
       ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_tensor_attr), "rknn_tensor_attr"));
+      if (!base_model_->dynamic.empty()) return static_attr(cmd, static_cast<rknn_tensor_attr*>(info));
       return output_attr(static_cast<rknn_tensor_attr*>(info)->index, static_cast<rknn_tensor_attr*>(info));
+    // Dynamic shapes (contract §4.4): the active shape set; on a static model, its only shapes.
+    case RKNN_QUERY_CURRENT_INPUT_ATTR:
+      ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_tensor_attr), "rknn_tensor_attr"));
+      return input_attr(static_cast<rknn_tensor_attr*>(info)->index, static_cast<rknn_tensor_attr*>(info));
+    case RKNN_QUERY_CURRENT_OUTPUT_ATTR:
+      ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_tensor_attr), "rknn_tensor_attr"));
+      return output_attr(static_cast<rknn_tensor_attr*>(info)->index, static_cast<rknn_tensor_attr*>(info));
+    case RKNN_QUERY_CURRENT_NATIVE_INPUT_ATTR:
+      ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_tensor_attr), "rknn_tensor_attr"));
+      return native_input_attr(static_cast<rknn_tensor_attr*>(info)->index, false, static_cast<rknn_tensor_attr*>(info));
+    case RKNN_QUERY_CURRENT_NATIVE_OUTPUT_ATTR:
+      ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_tensor_attr), "rknn_tensor_attr"));
+      return native_output_attr(static_cast<rknn_tensor_attr*>(info)->index, false, static_cast<rknn_tensor_attr*>(info));
+    case RKNN_QUERY_INPUT_DYNAMIC_RANGE:
+      ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_input_range), "rknn_input_range"));
+      return input_range(static_cast<rknn_input_range*>(info));
     case RKNN_QUERY_NATIVE_INPUT_ATTR:
     case RKNN_QUERY_NATIVE_NHWC_INPUT_ATTR:
       ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_tensor_attr), "rknn_tensor_attr"));
+      if (!base_model_->dynamic.empty()) return static_attr(cmd, static_cast<rknn_tensor_attr*>(info));
       return native_input_attr(static_cast<rknn_tensor_attr*>(info)->index, cmd == RKNN_QUERY_NATIVE_NHWC_INPUT_ATTR,
                                static_cast<rknn_tensor_attr*>(info));
     case RKNN_QUERY_NATIVE_OUTPUT_ATTR:
     case RKNN_QUERY_NATIVE_NHWC_OUTPUT_ATTR:
       ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_tensor_attr), "rknn_tensor_attr"));
+      if (!base_model_->dynamic.empty()) return static_attr(cmd, static_cast<rknn_tensor_attr*>(info));
       return native_output_attr(static_cast<rknn_tensor_attr*>(info)->index, cmd == RKNN_QUERY_NATIVE_NHWC_OUTPUT_ATTR,
                                 static_cast<rknn_tensor_attr*>(info));
     case RKNN_QUERY_SDK_VERSION: {
@@ -668,6 +724,9 @@ Status Context::query(int cmd, void* info, uint32_t size) {
       std::snprintf(p->drv_version, sizeof(p->drv_version), "%s", kDriverVersionString);
       return Status::Ok();
     }
+    // DEVICE_MEM_INFO fills the same rknn_mem_size (the header gives it no struct of its own): the
+    // context's sizes, and no on-chip SRAM on a CPU (total/free_sram_size 0). docs/decisions.md.
+    case RKNN_QUERY_DEVICE_MEM_INFO:
     case RKNN_QUERY_MEM_SIZE: {
       ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_mem_size), "rknn_mem_size"));
       auto* p = static_cast<rknn_mem_size*>(info);
@@ -766,24 +825,25 @@ Nc1hwc2Geometry geometry_of(const Shape& s, int c2, int64_t w_stride) {
 
 }  // namespace
 
-Status Context::native_input_attr(uint32_t index, bool nhwc, rknn_tensor_attr* a) const {
+Status Context::native_input_attr(uint32_t index, bool nhwc, rknn_tensor_attr* a, const Model* m) const {
   (void)nhwc;  // both native input views are NHWC (contract §4.4): the normal attribute already is
   if (index >= n_inputs())
     return ORKNN_ERR(kInvalidParam, "rknn_query(NATIVE_INPUT_ATTR): index %u out of range (model has %u inputs)", index, n_inputs());
-  ORKNN_RETURN_IF_ERROR(input_attr(index, a));
+  ORKNN_RETURN_IF_ERROR(input_attr(index, a, m));
   a->pass_through = 0;
   return Status::Ok();
 }
 
-Status Context::native_output_attr(uint32_t index, bool nhwc, rknn_tensor_attr* a) const {
+Status Context::native_output_attr(uint32_t index, bool nhwc, rknn_tensor_attr* a, const Model* m) const {
   if (index >= n_outputs())
     return ORKNN_ERR(kInvalidParam, "rknn_query(NATIVE_OUTPUT_ATTR): index %u out of range (model has %u outputs)", index,
                      n_outputs());
-  ORKNN_RETURN_IF_ERROR(output_attr(index, a));
-  const Tensor& t = model_->graph.tensor(model_->graph.outputs[index]);
+  ORKNN_RETURN_IF_ERROR(output_attr(index, a, m));
+  const Model& md = m ? *m : *model_;
+  const Tensor& t = md.graph.tensor(md.graph.outputs[index]);
   const Shape& s = t.shape;
   if (s.size() != 4) return Status::Ok();  // non-4-D outputs have no other native layout
-  const int c2 = native_c2(*model_->platform, a->type);
+  const int c2 = native_c2(*md.platform, a->type);
   if (!nhwc && c2 > 0) {
     const Nc1hwc2Geometry g = geometry_of(s, c2, 0);
     a->fmt = RKNN_TENSOR_NC1HWC2;
@@ -956,5 +1016,21 @@ Status Context::write_bound_outputs() {
   }
   return Status::Ok();
 }
+
+void Context::make_custom_ops() {
+  for (const Node& n : base_model_->graph.nodes)
+    if (n.op == OpId::Custom) {
+      custom_ops_ = std::make_unique<CustomOps>(base_model_->graph);
+      return;
+    }
+}
+
+Status Context::register_custom_ops(const rknn_custom_op* ops, uint32_t n) {
+  if (!custom_ops_)
+    return ORKNN_ERR(kInvalidParam, "rknn_register_custom_ops: the model has no custom operators");
+  return custom_ops_->register_ops(ops, n);
+}
+
+int Context::custom_op_error_code() const { return custom_ops_ ? custom_ops_->callback_error_code() : 0; }
 
 }  // namespace orknn

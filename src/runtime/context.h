@@ -1,6 +1,7 @@
 // runtime::Context: one loaded model, its execution plan and I/O state (architecture §1, §7).
 // Not thread-safe by itself: src/api serialises calls on one context.
 #pragma once
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -10,17 +11,26 @@
 #include "common/status.h"
 #include "graph/ir.h"
 #include "kernels/kernel.h"
+#include "model/dynamic_shapes.h"
 #include "rknn_api.h"
+#include "rknn_custom_op.h"
 
 namespace orknn {
 
 struct PlatformInfo;
+class CustomOps;
 
 // Immutable after load; shared by contexts made from it.
 struct Model {
   Graph graph;
   const PlatformInfo* platform = nullptr;
   size_t weight_bytes = 0;
+  // Dynamic-shape models (docs/decisions.md "Dynamic shapes"): the shape sets, and per set s >= 1
+  // a Model holding that set's graph (constants shared with this one); shape_set_models[0] is null
+  // (set 0 is this model). Both empty for static models.
+  DynamicShapes dynamic;
+  std::vector<std::shared_ptr<const Model>> shape_set_models;
+  size_t max_arena_bytes = 0;  // the largest activation arena over the shape sets
 };
 
 // Loads and verifies a model from bytes (copied into 64-byte aligned storage first, so the caller
@@ -43,7 +53,7 @@ class Context {
   // rknn_dup_context: a new context on the same Model (weights shared, never copied) with its own
   // arena, kernels, inputs and bindings. Flags and core mask are inherited; bindings are not.
   Status dup(std::unique_ptr<Context>* out) const;
-  std::shared_ptr<const Model> shared_model() const { return model_; }
+  std::shared_ptr<const Model> shared_model() const { return base_model_; }
 
   const Model& model() const { return *model_; }
   uint32_t n_inputs() const { return static_cast<uint32_t>(model_->graph.inputs.size()); }
@@ -67,16 +77,27 @@ class Context {
   uint64_t last_frame_id() const { return frame_id_; }
   uint64_t delivered_frame_id() const { return async() ? delivered_frame_id_ : frame_id_; }
 
-  // Attribute reporting per contract §4.1.
-  Status input_attr(uint32_t index, rknn_tensor_attr* attr) const;
-  Status output_attr(uint32_t index, rknn_tensor_attr* attr) const;
+  // Attribute reporting per contract §4.1, of the active shape set (m: of that model instead).
+  Status input_attr(uint32_t index, rknn_tensor_attr* attr, const Model* m = nullptr) const;
+  Status output_attr(uint32_t index, rknn_tensor_attr* attr, const Model* m = nullptr) const;
   // Native attributes per contract §4.4 (NATIVE_* queries; nhwc: the NATIVE_NHWC_* view).
-  Status native_input_attr(uint32_t index, bool nhwc, rknn_tensor_attr* attr) const;
-  Status native_output_attr(uint32_t index, bool nhwc, rknn_tensor_attr* attr) const;
+  Status native_input_attr(uint32_t index, bool nhwc, rknn_tensor_attr* attr, const Model* m = nullptr) const;
+  Status native_output_attr(uint32_t index, bool nhwc, rknn_tensor_attr* attr, const Model* m = nullptr) const;
+
+  // Dynamic shapes (contract §4.4, docs/decisions.md): rknn_set_input_shapes (all inputs) and the
+  // deprecated rknn_set_input_shape (one input) select the shape set holding the given shapes.
+  Status set_input_shapes(uint32_t n, const rknn_tensor_attr* attrs);
+  Status set_input_shape(const rknn_tensor_attr* attr);
+  size_t active_shape_set() const { return active_set_; }
 
   // rknn_set_io_mem: binds zero-copy memory to the input or output that attr names (index + name,
   // inputs first). run() reads bound inputs before executing and writes bound outputs after.
   Status set_io_mem(rknn_tensor_mem* mem, const rknn_tensor_attr* attr);
+
+  // rknn_register_custom_ops (runtime/custom_ops.h, docs/custom_ops.md). A callback's failure
+  // (here or in run()) leaves its own return code in custom_op_error_code(), else 0.
+  Status register_custom_ops(const rknn_custom_op* ops, uint32_t n);
+  int custom_op_error_code() const;
 
  private:
   struct Step {
@@ -114,6 +135,15 @@ class Context {
   Status write_bound_outputs();
 
   Context() = default;
+  // Dynamic shapes: makes `set` the active shape set (plan built on first use, then cached).
+  Status select_shape_set(size_t set);
+  size_t n_shape_sets() const { return std::max<size_t>(1, base_model_->dynamic.sets.size()); }
+  const Model* shape_set_model(size_t set) const;
+  // INPUT_ATTR/OUTPUT_ATTR/NATIVE_* of a dynamic model: set 0's attribute with sizes that cover
+  // the largest set (contract §4.4: clients allocate once from them).
+  Status static_attr(int cmd, rknn_tensor_attr* attr) const;
+  Status input_range(rknn_input_range* r) const;
+  void make_custom_ops();  // custom_ops_ for a model with Custom nodes
   Status plan();
   Status build_steps();  // kernels + prepare; needs the arena
   // Error unless the context can touch its arena (fn names the API call); need_weights: also the
@@ -128,7 +158,17 @@ class Context {
   void* tensor_ptr(int tensor_id) const;
   int num_threads() const;
 
-  std::shared_ptr<const Model> model_;
+  std::shared_ptr<const Model> model_;       // the active shape set's model
+  std::shared_ptr<const Model> base_model_;  // the loaded model (= set 0's; model_ for static models)
+  size_t active_set_ = 0;
+  // Plans of the shape sets not active now (steps point into the shared arena_), for cheap
+  // switching back; index = set. A set's entry is built on its first selection.
+  struct SetPlan {
+    bool built = false;
+    std::vector<size_t> arena_offset;
+    std::vector<Step> steps;
+  };
+  std::vector<SetPlan> set_plans_;
   uint32_t flags_ = 0;
   rknn_core_mask core_mask_ = RKNN_NPU_CORE_AUTO;
   uint8_t* arena_ = nullptr;      // owned unless internal_outside()
@@ -151,6 +191,7 @@ class Context {
   std::string perf_detail_;
   std::vector<IoBinding> input_bindings_;   // indexed like the model's inputs; mem == nullptr: unbound
   std::vector<IoBinding> output_bindings_;
+  std::unique_ptr<CustomOps> custom_ops_;  // the model's Custom nodes; null when it has none
 };
 
 }  // namespace orknn

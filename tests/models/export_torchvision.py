@@ -27,7 +27,7 @@ import time
 import torch
 import torchvision
 
-MODELS = ["resnet18", "mobilenet_v2", "mobilenet_v3_small", "squeezenet1_1",
+MODELS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "squeezenet1_1",
           "shufflenet_v2_x1_0", "efficientnet_b0"]
 INPUT_SHAPE = (1, 3, 224, 224)
 OPSET = 13

@@ -3,7 +3,7 @@
 (Copied from the team's shared tools, /work/shared/tools/make_qdq.py; scripts/prepare_test_models.sh runs it.)
 
 Usage:
-    /usr/bin/python3 make_qdq.py [MODELS_DIR] [--models resnet18,mobilenet_v2] [--calib N] [--act uint8|int8]
+    /usr/bin/python3 make_qdq.py [MODELS_DIR] [--models resnet18,resnet50,mobilenet_v2] [--calib N] [--act uint8|int8]
 
     MODELS_DIR defaults to anchors-work/models; reads NAME.onnx (from export_torchvision.py), writes
     NAME_qdq.onnx. Needs Debian python3-onnx and python3-torch (torch is only used as the numeric engine of a
@@ -229,7 +229,7 @@ def quantize_model(model, ranges, signed_act=False):
 
 def main():
     args = sys.argv[1:]
-    names, calib, signed = ["resnet18", "mobilenet_v2"], 16, False
+    names, calib, signed = ["resnet18", "resnet50", "mobilenet_v2"], 16, False
     if "--models" in args:
         i = args.index("--models"); names = args[i + 1].split(","); del args[i:i + 2]
     if "--calib" in args:

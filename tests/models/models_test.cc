@@ -45,6 +45,7 @@ struct ModelCase {
 
 const ModelCase kModels[] = {
     {"resnet18", Kind::kClassifier, {1, 3, 224, 224}, nullptr},
+    {"resnet50", Kind::kClassifier, {1, 3, 224, 224}, nullptr},
     {"mobilenet_v2", Kind::kClassifier, {1, 3, 224, 224}, nullptr},
     {"mobilenet_v3_small", Kind::kClassifier, {1, 3, 224, 224}, nullptr},
     {"squeezenet1_1", Kind::kClassifier, {1, 3, 224, 224}, nullptr},

@@ -33,8 +33,8 @@ const OCR_MODELS = {
   ppocr_cls: [1, 3, 48, 192],
 };
 // Torchvision models that make_qdq.py turns into NAME_qdq.onnx (input "input", 1x3x224x224).
-const QDQ_MODELS = ['resnet18', 'mobilenet_v2'];
-const TORCHVISION_MODELS = ['resnet18', 'mobilenet_v2', 'mobilenet_v3_small', 'squeezenet1_1',
+const QDQ_MODELS = ['resnet18', 'resnet50', 'mobilenet_v2'];
+const TORCHVISION_MODELS = ['resnet18', 'resnet50', 'mobilenet_v2', 'mobilenet_v3_small', 'squeezenet1_1',
   'shufflenet_v2_x1_0', 'efficientnet_b0'];
 
 function loadOrt() {

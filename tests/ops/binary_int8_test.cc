@@ -307,5 +307,35 @@ TEST(QuantBinaryFast, Avx512AllCodePairsAndShapes) {
   }
 }
 
+TEST(QuantBinaryFast, Avx512BlockBroadcastsBitExactAgainstReference) {
+  if (!__builtin_cpu_supports("avx512bw")) GTEST_SKIP() << "no AVX-512BW on this CPU";
+  struct Case {
+    Shape a, b;
+  };
+  const Case cases[] = {{{1, 40, 28, 28}, {1, 40, 1, 1}},  // squeeze-and-excitation scale
+                        {{1, 16, 1, 1}, {1, 16, 5, 5}},    // broadcast input first
+                        {{2, 5, 7, 9}, {2, 5, 1, 1}},      // batch 2
+                        {{1, 6, 5, 19}, {6, 1, 1}},        // fewer dims
+                        {{3, 4, 17}, {}},                  // scalar
+                        {{1, 3, 300, 300}, {1, 3, 1, 1}},  // few large blocks, split across threads
+                        {{1, 64, 40, 40}, {1, 64, 1, 1}}}; // many blocks across threads
+  const QuantParams qa = qp(0.0235f, -17), qb = qp(0.0117f, 41), qy = qp(0.0391f, 3);
+  uint32_t seed = 500;
+  for (OpId op : {OpId::Add, OpId::Sub, OpId::Mul})
+    for (const Case& c : cases) {
+      const TensorData a = q8(c.a, random_i8(static_cast<size_t>(shape_numel(c.a)), seed++), qa);
+      const TensorData b = q8(c.b, random_i8(static_cast<size_t>(shape_numel(c.b)), seed++), qb);
+      const Shape out = c.a.size() >= c.b.size() && shape_numel(c.a) >= shape_numel(c.b) ? c.a : c.b;
+      const std::vector<int8_t> want = expect_broadcast(op, a, b, qy, out);
+      for (int threads : {1, 2}) {
+        OpResult fast = run_op(op, Attrs(), {a, b}, 1, "avx512_int8", threads, {qy});
+        ASSERT_OK(fast.status);
+        ASSERT_EQ(fast.kernel_name, "avx512_int8");
+        ASSERT_EQ(fast.outputs.at(0).shape, out);
+        EXPECT_EQ(out_i8(fast), want) << op_name(op) << " threads=" << threads << " a " << c.a.size() << "-D";
+      }
+    }
+}
+
 }  // namespace
 }  // namespace orknn::test

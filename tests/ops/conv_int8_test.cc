@@ -120,89 +120,16 @@ void run_case(const ConvCase& cs, uint32_t seed) {
   SCOPED_TRACE(cs.label);
   std::mt19937 rng(seed);
   auto uni = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
-  const size_t sp = cs.x.size() - 2;
-  const int64_t nb = cs.x[0], c_in = cs.x[1], oc = cs.oc, grp = cs.group;
-  const int64_t cg = c_in / grp, og = oc / grp;
-  Shape wshape = cs.transpose ? Shape{c_in, og} : Shape{oc, cg};
-  for (int64_t v : cs.k) wshape.push_back(v);
-  Shape yshape = {nb, oc};
-  for (size_t i = 0; i < sp; ++i) {
-    const int64_t ext = (cs.k[i] - 1) * cs.dil[i] + 1;
-    if (cs.transpose)
-      yshape.push_back(cs.strides[i] * (cs.x[2 + i] - 1) + cs.out_pad[i] + ext - cs.pads[i] - cs.pads[sp + i]);
-    else
-      yshape.push_back((cs.x[2 + i] + cs.pads[i] + cs.pads[sp + i] - ext) / cs.strides[i] + 1);
-  }
+  const NaiveConvGeometry geo{cs.x, cs.oc, cs.group, cs.k, cs.strides, cs.dil, cs.pads, cs.out_pad, cs.transpose};
+  const Shape wshape = naive_conv_weight_shape(geo), yshape = naive_conv_output_shape(geo);
+  const int64_t oc = cs.oc;
   std::vector<int8_t> x(static_cast<size_t>(shape_numel(cs.x))), w(static_cast<size_t>(shape_numel(wshape)));
   for (auto& v : x) v = static_cast<int8_t>(cs.ties ? std::clamp(cs.zp_x + uni(-5, 5), -128, 127) : uni(-128, 127));
   for (auto& v : w) v = static_cast<int8_t>(cs.ties ? uni(-3, 3) : uni(-127, 127));
   std::vector<int32_t> bias(static_cast<size_t>(oc));
   for (auto& v : bias) v = !cs.bias ? 0 : cs.ties ? uni(-20, 20) : uni(-20000, 20000);
-
-  // Naive accumulators over 3 spatial slots (leading ones for 1-D and 2-D).
-  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, ks[3] = {1, 1, 1}, st[3] = {1, 1, 1}, dl[3] = {1, 1, 1},
-          pb[3] = {0, 0, 0};
-  for (size_t i = 0; i < sp; ++i) {
-    const size_t j = 3 - sp + i;
-    in[j] = cs.x[2 + i];
-    out[j] = yshape[2 + i];
-    ks[j] = cs.k[i];
-    st[j] = cs.strides[i];
-    dl[j] = cs.dil[i];
-    pb[j] = cs.pads[i];
-  }
-  const int64_t opix = out[0] * out[1] * out[2], ipix = in[0] * in[1] * in[2], taps = ks[0] * ks[1] * ks[2];
-  std::vector<int64_t> acc(static_cast<size_t>(nb * oc * opix), 0);
-  auto acc_at = [&](int64_t b, int64_t o, int64_t d, int64_t h, int64_t ww) -> int64_t& {
-    return acc[static_cast<size_t>((b * oc + o) * opix + (d * out[1] + h) * out[2] + ww)];
-  };
-  auto x_at = [&](int64_t b, int64_t c, int64_t d, int64_t h, int64_t ww) {
-    return static_cast<int64_t>(x[static_cast<size_t>((b * c_in + c) * ipix + (d * in[1] + h) * in[2] + ww)]) - cs.zp_x;
-  };
-  for (int64_t b = 0; b < nb; ++b) {
-    if (!cs.transpose) {
-      // Conv, gather: out position o reads in o * stride - pad + t * dilation.
-      for (int64_t o = 0; o < oc; ++o)
-        for (int64_t od = 0; od < out[0]; ++od)
-          for (int64_t oh = 0; oh < out[1]; ++oh)
-            for (int64_t ow = 0; ow < out[2]; ++ow) {
-              int64_t s = bias[static_cast<size_t>(o)];
-              for (int64_t ci = 0; ci < cg; ++ci)
-                for (int64_t kd = 0; kd < ks[0]; ++kd)
-                  for (int64_t kh = 0; kh < ks[1]; ++kh)
-                    for (int64_t kw = 0; kw < ks[2]; ++kw) {
-                      const int64_t id = od * st[0] - pb[0] + kd * dl[0], ih = oh * st[1] - pb[1] + kh * dl[1],
-                                    iw = ow * st[2] - pb[2] + kw * dl[2];
-                      if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1] || iw < 0 || iw >= in[2]) continue;
-                      const int64_t wv = w[static_cast<size_t>((o * cg + ci) * taps + (kd * ks[1] + kh) * ks[2] + kw)];
-                      s += x_at(b, (o / og) * cg + ci, id, ih, iw) * wv;
-                    }
-              acc_at(b, o, od, oh, ow) = s;
-            }
-    } else {
-      // ConvTranspose, scatter: input i through tap t lands on i * stride - pad + t * dilation.
-      for (int64_t o = 0; o < oc; ++o)
-        for (int64_t od = 0; od < out[0]; ++od)
-          for (int64_t oh = 0; oh < out[1]; ++oh)
-            for (int64_t ow = 0; ow < out[2]; ++ow) acc_at(b, o, od, oh, ow) = bias[static_cast<size_t>(o)];
-      for (int64_t c = 0; c < c_in; ++c)
-        for (int64_t j = 0; j < og; ++j) {
-          const int64_t o = (c / cg) * og + j;
-          for (int64_t id = 0; id < in[0]; ++id)
-            for (int64_t ih = 0; ih < in[1]; ++ih)
-              for (int64_t iw = 0; iw < in[2]; ++iw)
-                for (int64_t kd = 0; kd < ks[0]; ++kd)
-                  for (int64_t kh = 0; kh < ks[1]; ++kh)
-                    for (int64_t kw = 0; kw < ks[2]; ++kw) {
-                      const int64_t od = id * st[0] - pb[0] + kd * dl[0], oh = ih * st[1] - pb[1] + kh * dl[1],
-                                    ow = iw * st[2] - pb[2] + kw * dl[2];
-                      if (od < 0 || od >= out[0] || oh < 0 || oh >= out[1] || ow < 0 || ow >= out[2]) continue;
-                      const int64_t wv = w[static_cast<size_t>((c * og + j) * taps + (kd * ks[1] + kh) * ks[2] + kw)];
-                      acc_at(b, o, od, oh, ow) += x_at(b, c, id, ih, iw) * wv;
-                    }
-        }
-    }
-  }
+  const std::vector<int64_t> acc = naive_conv_acc(geo, x, w, bias, cs.zp_x);
+  const int64_t opix = shape_numel(yshape) / (yshape[0] * oc);
 
   // Scales: ties use powers of two (M in {1/2, 1/4, 1/8}); otherwise s_y puts most outputs in range.
   float s_x = cs.ties ? 0.5f : 0.0173f;

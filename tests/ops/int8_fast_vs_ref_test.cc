@@ -25,6 +25,7 @@
 #include "kernels/kernel.h"
 #include "ops/op.h"
 #include "testutil/op_harness.h"
+#include "int8_test_helpers.h"
 
 #if defined(ORKNN_WITH_ONEDNN)
 #include "kernels/x86/int8_requant.h"
@@ -296,76 +297,17 @@ struct ConvCase {
 void run_conv_case(const ConvCase& cs, uint32_t seed) {
   SCOPED_TRACE(cs.label);
   const size_t sp = cs.x.size() - 2;
-  const int64_t n_b = cs.x[0], c_in = cs.x[1], oc = cs.oc, grp = cs.group;
-  const int64_t cg = c_in / grp, og = oc / grp;
-  Shape wshape = cs.transposed ? Shape{c_in, og} : Shape{oc, cg};
-  for (int64_t v : cs.k) wshape.push_back(v);
-  Shape yshape = {n_b, oc};
-  for (size_t i = 0; i < sp; ++i) {
-    const int64_t ext = (cs.k[i] - 1) * cs.dil[i] + 1;
-    if (cs.transposed) {
-      const int64_t op = cs.out_pad.empty() ? 0 : cs.out_pad[i];
-      yshape.push_back(cs.strides[i] * (cs.x[2 + i] - 1) + op + ext - cs.pads[i] - cs.pads[sp + i]);
-    } else {
-      yshape.push_back((cs.x[2 + i] + cs.pads[i] + cs.pads[sp + i] - ext) / cs.strides[i] + 1);
-    }
-  }
+  const test::q8t::NaiveConvGeometry geo{cs.x,   cs.oc,      cs.group, cs.k,         cs.strides,
+                                         cs.dil, cs.pads, cs.out_pad, cs.transposed};
+  const Shape wshape = test::q8t::naive_conv_weight_shape(geo), yshape = test::q8t::naive_conv_output_shape(geo);
+  const int64_t oc = cs.oc;
   std::vector<int8_t> x(static_cast<size_t>(shape_numel(cs.x))), w(static_cast<size_t>(shape_numel(wshape)));
   std::vector<int32_t> bias(static_cast<size_t>(oc));
   make_data(cs.data, seed, cs.zp_x, &x, &w, &bias);
-  if (!cs.bias) std::fill(bias.begin(), bias.end(), 0);
-
-  // Naive accumulators, padding taps skipped (3 spatial dims with leading ones).
-  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, ks[3] = {1, 1, 1}, st[3] = {1, 1, 1}, dl[3] = {1, 1, 1},
-          pb[3] = {0, 0, 0};
-  for (size_t i = 0; i < sp; ++i) {
-    const size_t j = 3 - sp + i;
-    in[j] = cs.x[2 + i];
-    out[j] = yshape[2 + i];
-    ks[j] = cs.k[i];
-    st[j] = cs.strides[i];
-    dl[j] = cs.dil[i];
-    pb[j] = cs.pads[i];
-  }
-  const int64_t opix = out[0] * out[1] * out[2], ipix = in[0] * in[1] * in[2], taps = ks[0] * ks[1] * ks[2];
-  std::vector<int64_t> acc(static_cast<size_t>(n_b * oc * opix));
-  int64_t max_u8_sum = 0;  // largest sum((x + 128) * w): what a u8 x s8 product sum reaches
-  for (int64_t b = 0; b < n_b; ++b)
-    for (int64_t o = 0; o < oc; ++o)
-      for (int64_t od = 0; od < out[0]; ++od)
-        for (int64_t oh = 0; oh < out[1]; ++oh)
-          for (int64_t ow = 0; ow < out[2]; ++ow) {
-            int64_t s = cs.bias ? bias[static_cast<size_t>(o)] : 0, u8_sum = 0;
-            const int64_t g = o / og;
-            for (int64_t ci = 0; ci < cg; ++ci)
-              for (int64_t kd = 0; kd < ks[0]; ++kd)
-                for (int64_t kh = 0; kh < ks[1]; ++kh)
-                  for (int64_t kw = 0; kw < ks[2]; ++kw) {
-                    int64_t id, ih, iw;
-                    if (cs.transposed) {  // output o receives input i when o + pad = i * stride + t * dilation
-                      const int64_t qd = od + pb[0] - kd * dl[0], qh = oh + pb[1] - kh * dl[1],
-                                    qw = ow + pb[2] - kw * dl[2];
-                      if (qd < 0 || qh < 0 || qw < 0 || qd % st[0] || qh % st[1] || qw % st[2]) continue;
-                      id = qd / st[0];
-                      ih = qh / st[1];
-                      iw = qw / st[2];
-                    } else {
-                      id = od * st[0] - pb[0] + kd * dl[0];
-                      ih = oh * st[1] - pb[1] + kh * dl[1];
-                      iw = ow * st[2] - pb[2] + kw * dl[2];
-                    }
-                    if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1] || iw < 0 || iw >= in[2]) continue;
-                    const int64_t xv = x[static_cast<size_t>(((b * c_in + g * cg + ci) * in[0] + id) * in[1] * in[2] +
-                                                             ih * in[2] + iw)];
-                    const int64_t w_block = cs.transposed ? (g * cg + ci) * og + o % og : o * cg + ci;
-                    const int64_t wv = w[static_cast<size_t>(w_block * taps + (kd * ks[1] + kh) * ks[2] + kw)];
-                    s += (xv - cs.zp_x) * wv;
-                    u8_sum += (xv + 128) * wv;
-                  }
-            max_u8_sum = std::max<int64_t>(max_u8_sum, std::llabs(u8_sum));
-            acc[static_cast<size_t>((b * oc + o) * opix + (od * out[1] + oh) * out[2] + ow)] = s;
-          }
-  (void)ipix;
+  if (!cs.bias) bias.clear();
+  int64_t max_u8_sum = 0;
+  const std::vector<int64_t> acc = test::q8t::naive_conv_acc(geo, x, w, bias, cs.zp_x, &max_u8_sum);
+  const int64_t opix = shape_numel(yshape) / (yshape[0] * oc);
   const Quantized q = choose_scales(cs.data, acc, oc, opix, cs.per_channel, seed + 1);
   std::vector<int8_t> want(acc.size());
   int64_t ties = 0, beyond_2_24 = 0;

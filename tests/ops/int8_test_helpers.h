@@ -118,4 +118,100 @@ inline Status run_quantized_status(OpId op, const Attrs& attrs, std::vector<Tens
   return run_op(op, attrs, in, 1, "ref", 1, {y}).status;
 }
 
+// The geometry of a Conv or ConvTranspose test case (1-D, 2-D or 3-D), ONNX conventions: x is
+// N, C, spatial...; pads are all begins then all ends; weights are [OC, C/G, k...] for Conv and
+// [C, OC/G, k...] for ConvTranspose.
+struct NaiveConvGeometry {
+  Shape x;
+  int64_t oc = 1, group = 1;
+  std::vector<int64_t> k, strides, dil, pads, out_pad;  // out_pad: ConvTranspose only (empty: 0)
+  bool transposed = false;
+};
+
+inline Shape naive_conv_weight_shape(const NaiveConvGeometry& g) {
+  Shape w = g.transposed ? Shape{g.x[1], g.oc / g.group} : Shape{g.oc, g.x[1] / g.group};
+  for (int64_t v : g.k) w.push_back(v);
+  return w;
+}
+
+inline Shape naive_conv_output_shape(const NaiveConvGeometry& g) {
+  const size_t sp = g.x.size() - 2;
+  Shape y = {g.x[0], g.oc};
+  for (size_t i = 0; i < sp; ++i) {
+    const int64_t ext = (g.k[i] - 1) * g.dil[i] + 1;
+    if (g.transposed) {
+      const int64_t op = g.out_pad.empty() ? 0 : g.out_pad[i];
+      y.push_back(g.strides[i] * (g.x[2 + i] - 1) + op + ext - g.pads[i] - g.pads[sp + i]);
+    } else {
+      y.push_back((g.x[2 + i] + g.pads[i] + g.pads[sp + i] - ext) / g.strides[i] + 1);
+    }
+  }
+  return y;
+}
+
+// The exact accumulators of docs/numerics.md in int64: acc = bias[o] + sum over the window of
+// (x - zp_x) * w, padding taps skipped (empty bias: 0). Both ops are written as a gather: output
+// position o reads input i when (Conv) i = o * stride - pad + t * dilation, or (ConvTranspose)
+// o + pad = i * stride + t * dilation. max_u8_sum (optional) receives the largest
+// |sum((x + 128) * w)|, what a u8 x s8 product sum of the same window reaches.
+inline std::vector<int64_t> naive_conv_acc(const NaiveConvGeometry& g, const std::vector<int8_t>& x,
+                                           const std::vector<int8_t>& w, const std::vector<int32_t>& bias,
+                                           int32_t zp_x, int64_t* max_u8_sum = nullptr) {
+  const size_t sp = g.x.size() - 2;
+  const Shape y = naive_conv_output_shape(g);
+  const int64_t n_b = g.x[0], c_in = g.x[1], oc = g.oc, cg = c_in / g.group, og = oc / g.group;
+  // Three spatial slots, leading ones for 1-D and 2-D.
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, ks[3] = {1, 1, 1}, st[3] = {1, 1, 1}, dl[3] = {1, 1, 1},
+          pb[3] = {0, 0, 0};
+  for (size_t i = 0; i < sp; ++i) {
+    const size_t j = 3 - sp + i;
+    in[j] = g.x[2 + i];
+    out[j] = y[2 + i];
+    ks[j] = g.k[i];
+    st[j] = g.strides[i];
+    dl[j] = g.dil[i];
+    pb[j] = g.pads[i];
+  }
+  const int64_t opix = out[0] * out[1] * out[2], taps = ks[0] * ks[1] * ks[2];
+  std::vector<int64_t> acc(static_cast<size_t>(n_b * oc * opix));
+  int64_t max_u8 = 0;
+  for (int64_t b = 0; b < n_b; ++b)
+    for (int64_t o = 0; o < oc; ++o)
+      for (int64_t od = 0; od < out[0]; ++od)
+        for (int64_t oh = 0; oh < out[1]; ++oh)
+          for (int64_t ow = 0; ow < out[2]; ++ow) {
+            int64_t s = bias.empty() ? 0 : bias[static_cast<size_t>(o)], u8_sum = 0;
+            const int64_t grp = o / og;
+            for (int64_t ci = 0; ci < cg; ++ci)
+              for (int64_t kd = 0; kd < ks[0]; ++kd)
+                for (int64_t kh = 0; kh < ks[1]; ++kh)
+                  for (int64_t kw = 0; kw < ks[2]; ++kw) {
+                    int64_t id, ih, iw;
+                    if (g.transposed) {
+                      const int64_t qd = od + pb[0] - kd * dl[0], qh = oh + pb[1] - kh * dl[1],
+                                    qw = ow + pb[2] - kw * dl[2];
+                      if (qd < 0 || qh < 0 || qw < 0 || qd % st[0] || qh % st[1] || qw % st[2]) continue;
+                      id = qd / st[0];
+                      ih = qh / st[1];
+                      iw = qw / st[2];
+                    } else {
+                      id = od * st[0] - pb[0] + kd * dl[0];
+                      ih = oh * st[1] - pb[1] + kh * dl[1];
+                      iw = ow * st[2] - pb[2] + kw * dl[2];
+                    }
+                    if (id < 0 || id >= in[0] || ih < 0 || ih >= in[1] || iw < 0 || iw >= in[2]) continue;
+                    const int64_t xv = x[static_cast<size_t>(((b * c_in + grp * cg + ci) * in[0] + id) * in[1] * in[2] +
+                                                             ih * in[2] + iw)];
+                    const int64_t w_block = g.transposed ? (grp * cg + ci) * og + o % og : o * cg + ci;
+                    const int64_t wv = w[static_cast<size_t>(w_block * taps + (kd * ks[1] + kh) * ks[2] + kw)];
+                    s += (xv - zp_x) * wv;
+                    u8_sum += (xv + 128) * wv;
+                  }
+            max_u8 = std::max<int64_t>(max_u8, u8_sum < 0 ? -u8_sum : u8_sum);
+            acc[static_cast<size_t>((b * oc + o) * opix + (od * out[1] + oh) * out[2] + ow)] = s;
+          }
+  if (max_u8_sum) *max_u8_sum = max_u8;
+  return acc;
+}
+
 }  // namespace orknn::test::q8t

@@ -66,6 +66,8 @@ Status try_fold_node(Graph& g, const Node& n, bool* folded) {
   // DequantizeLinear of a constant (QDQ weights and biases) stays: the quantizer reads the int8
   // values and parameters it feeds (converter/quant/qdq_import.h).
   if (n.op == OpId::DequantizeLinear) return Status::Ok();
+  // A Custom node computes in the application's callbacks, which the converter cannot run.
+  if (n.op == OpId::Custom) return Status::Ok();
   for (int t : n.inputs)
     if (t >= 0 && !g.tensor(t).is_const()) return Status::Ok();
 

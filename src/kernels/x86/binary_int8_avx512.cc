@@ -1,5 +1,6 @@
-// AVX-512 kernels of quantized Add, Sub and Mul when both inputs have the output's shape (no
-// broadcasting). Bit-exact against the reference kernel (kernels/ref/binary.cc): the same float32
+// AVX-512 kernels of quantized Add, Sub and Mul when each input has the output's shape or is
+// constant along a trailing block of it (kernels/x86/broadcast_blocks.h: the squeeze-and-excitation
+// scale [N,C,1,1] * [N,C,H,W], a scalar), run on the node's threads. Bit-exact against the reference kernel (kernels/ref/binary.cc): the same float32
 // operations in the same order, 16 lanes at a time (docs/numerics.md):
 //   Add/Sub: f = float(a - zp_a) * Ma, g = float(b - zp_b) * Mb, v = f +/- g
 //   Mul:     v = float((a - zp_a) * (b - zp_b)) * M
@@ -7,12 +8,15 @@
 //   and v is clamped to [-512, 512] before the conversion (which changes no saturated result).
 // rne is the conversion under the current rounding mode, as std::nearbyint in the reference
 // (round to nearest even; nothing in the project changes the mode). The remaining n % 16 elements
-// use the reference's scalar formula.
+// use the reference's scalar formula; a block-constant input is the same value in every lane.
 //
 // Compiled with function target attributes, so the rest of the library does not require
 // AVX-512; supports() checks the CPU at run time.
 #include <immintrin.h>
 
+#include <omp.h>
+
+#include <algorithm>
 #include <cstdint>
 
 // GCC 12 reports the _mm512_undefined_*() placeholders inside its own intrinsics as
@@ -21,6 +25,7 @@
 
 #include "kernels/kernel.h"
 #include "kernels/ref/binary_int8.h"
+#include "kernels/x86/broadcast_blocks.h"
 #include "ops/quant_infer.h"
 
 namespace orknn {
@@ -35,20 +40,27 @@ bool is_q8_per_tensor(const Tensor& t) {
   return t.dtype == DType::kI8 && t.quant.scale.size() == 1 && t.quant.zero_point.size() == 1;
 }
 
-// Quantized node, both inputs of the output's shape, AVX-512BW available.
-bool supports_same_shape_q8(const Graph& g, const Node& n) {
+// Quantized node, inputs full or block-constant (broadcast_blocks), AVX-512BW available.
+bool supports_blocks_q8(const Graph& g, const Node& n) {
   if (!cpu_has_avx512bw()) return false;
   if (n.inputs.size() != 2 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
   const Tensor* a = g.input(n, 0);
   const Tensor* b = g.input(n, 1);
   const Tensor& y = g.tensor(n.outputs[0]);
   if (!a || !b || !is_q8_per_tensor(*a) || !is_q8_per_tensor(*b) || !is_q8_per_tensor(y)) return false;
-  return a->shape == y.shape && b->shape == y.shape;
+  return broadcast_blocks(a->shape, b->shape, y.shape).ok;
 }
 
+// Elements [begin, end) of block `o`: a full input advances per element, a block-constant one
+// gives its block's value to every lane.
 template <QuantBinaryKind kKind>
-__attribute__((target("avx512f,avx512bw"))) void quant_binary_avx512(const int8_t* a, const int8_t* b, int8_t* y,
-                                                                      int64_t n, const QuantBinaryParams& p) {
+__attribute__((target("avx512f,avx512bw"))) void quant_binary_block(const int8_t* a, const int8_t* b, int8_t* y,
+                                                                     int64_t o, int64_t inner, int64_t begin,
+                                                                     int64_t end, bool a_full, bool b_full,
+                                                                     const QuantBinaryParams& p) {
+  const int8_t* pa = a_full ? a + o * inner : a + o;
+  const int8_t* pb = b_full ? b + o * inner : b + o;
+  int8_t* py = y + o * inner;
   const __m512i zp_a = _mm512_set1_epi32(p.zp_a);
   const __m512i zp_b = _mm512_set1_epi32(p.zp_b);
   const __m512i zp_y = _mm512_set1_epi32(p.zp_y);
@@ -56,10 +68,16 @@ __attribute__((target("avx512f,avx512bw"))) void quant_binary_avx512(const int8_
   const __m512 mb = _mm512_set1_ps(p.mb);
   const __m512 lo = _mm512_set1_ps(-512.f);
   const __m512 hi = _mm512_set1_ps(512.f);
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512i da = _mm512_sub_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i))), zp_a);
-    const __m512i db = _mm512_sub_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i))), zp_b);
+  const __m512i ca = _mm512_sub_epi32(_mm512_set1_epi32(pa[0]), zp_a);  // used when !a_full
+  const __m512i cb = _mm512_sub_epi32(_mm512_set1_epi32(pb[0]), zp_b);
+  int64_t i = begin;
+  for (; i + 16 <= end; i += 16) {
+    const __m512i da =
+        a_full ? _mm512_sub_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pa + i))), zp_a)
+               : ca;
+    const __m512i db =
+        b_full ? _mm512_sub_epi32(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(pb + i))), zp_b)
+               : cb;
     __m512 v;
     if constexpr (kKind == QuantBinaryKind::kMul) {
       v = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_mullo_epi32(da, db)), ma);
@@ -71,10 +89,13 @@ __attribute__((target("avx512f,avx512bw"))) void quant_binary_avx512(const int8_
     v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN -> 0
     v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
     const __m512i r = _mm512_add_epi32(_mm512_cvtps_epi32(v), zp_y);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm512_cvtsepi32_epi8(r));  // signed saturation
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(py + i), _mm512_cvtsepi32_epi8(r));  // signed saturation
   }
-  for (; i < n; ++i) y[i] = quant_binary<kKind>(a[i], b[i], p);
+  for (; i < end; ++i) py[i] = quant_binary<kKind>(a_full ? pa[i] : pa[0], b_full ? pb[i] : pb[0], p);
 }
+
+// Below this many elements per thread, waking another thread costs more than it saves.
+constexpr int64_t kMinElementsPerThread = 65536;
 
 template <QuantBinaryKind kKind>
 class QuantBinaryAvx512 : public Kernel {
@@ -83,22 +104,43 @@ class QuantBinaryAvx512 : public Kernel {
     for (size_t i = 0; i < 2; ++i) ORKNN_RETURN_IF_ERROR(check_q8_input(*ctx.graph, *ctx.node, i));
     ORKNN_RETURN_IF_ERROR(check_q8_output(*ctx.graph, *ctx.node, 0));
     p_ = quant_binary_params(kKind, ctx.in_tensor(0), ctx.in_tensor(1), ctx.out_tensor(0));
-    n_ = ctx.out_tensor(0).numel();
+    blocks_ = broadcast_blocks(ctx.in_tensor(0).shape, ctx.in_tensor(1).shape, ctx.out_tensor(0).shape);
+    if (!blocks_.ok)
+      return ORKNN_ERR(kFail, "node '%s': avx512_int8 binary kernel given unsupported shapes", ctx.node->name.c_str());
     return Status::Ok();
   }
   void run(const KernelContext& ctx) override {
-    quant_binary_avx512<kKind>(ctx.in<int8_t>(0), ctx.in<int8_t>(1), ctx.out<int8_t>(0), n_, p_);
+    const int8_t* a = ctx.in<int8_t>(0);
+    const int8_t* b = ctx.in<int8_t>(1);
+    int8_t* y = ctx.out<int8_t>(0);
+    const BroadcastBlocks& g = blocks_;
+    const int64_t total = g.outer * g.inner;
+    const int nt = static_cast<int>(
+        std::min<int64_t>(std::max(1, ctx.num_threads), std::max<int64_t>(1, total / kMinElementsPerThread)));
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+      const int parts = omp_get_num_threads(), t = omp_get_thread_num();
+      if (g.outer >= parts) {  // whole blocks per thread
+        for (int64_t o = g.outer * t / parts; o < g.outer * (t + 1) / parts; ++o)
+          quant_binary_block<kKind>(a, b, y, o, g.inner, 0, g.inner, g.a_full, g.b_full, p_);
+      } else {  // few large blocks: split each block into 16-aligned parts
+        const int64_t vecs = (g.inner + 15) / 16;
+        const int64_t ib = std::min(g.inner, vecs * t / parts * 16), ie = std::min(g.inner, vecs * (t + 1) / parts * 16);
+        for (int64_t o = 0; o < g.outer; ++o)
+          quant_binary_block<kKind>(a, b, y, o, g.inner, ib, ie, g.a_full, g.b_full, p_);
+      }
+    }
   }
 
  private:
   QuantBinaryParams p_;
-  int64_t n_ = 0;
+  BroadcastBlocks blocks_;
 };
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Add, "avx512_int8", 10, supports_same_shape_q8, QuantBinaryAvx512<QuantBinaryKind::kAdd>);
-ORKNN_REGISTER_KERNEL(Sub, "avx512_int8", 10, supports_same_shape_q8, QuantBinaryAvx512<QuantBinaryKind::kSub>);
-ORKNN_REGISTER_KERNEL(Mul, "avx512_int8", 10, supports_same_shape_q8, QuantBinaryAvx512<QuantBinaryKind::kMul>);
+ORKNN_REGISTER_KERNEL(Add, "avx512_int8", 10, supports_blocks_q8, QuantBinaryAvx512<QuantBinaryKind::kAdd>);
+ORKNN_REGISTER_KERNEL(Sub, "avx512_int8", 10, supports_blocks_q8, QuantBinaryAvx512<QuantBinaryKind::kSub>);
+ORKNN_REGISTER_KERNEL(Mul, "avx512_int8", 10, supports_blocks_q8, QuantBinaryAvx512<QuantBinaryKind::kMul>);
 
 }  // namespace orknn

@@ -1,0 +1,243 @@
+/*
+ * perf_detail - per-layer time profile of a .rknn model through the public C API: rknn_init with
+ * RKNN_FLAG_COLLECT_PERF_MASK, a few warm-up runs, then N timed runs, reading RKNN_QUERY_PERF_DETAIL
+ * after each one. The runtime reports the last run only and the machine is noisy, so this prints,
+ * per layer, the MEDIAN of the N samples.
+ *
+ * Usage: perf_detail MODEL.rknn [--iters N] [--warmup N] [--top K] [--raw]
+ *   --raw    also print the runtime's own PERF_DETAIL text of the last run
+ * Output (text):
+ *   1. every layer: id, op type, name, kernel, output shape, median us
+ *   2. totals grouped by (op type, kernel), largest first, with their share of the sum
+ *   3. the K slowest layers (default 15)
+ * Threads: the runtime reads OPENRKNN_NUM_THREADS. Inputs: float32 NCHW, uniform [0, 1) from a
+ * fixed seed (as rknn_bench).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rknn_api.h"
+
+typedef struct {
+  char line[256];    /* the layer's row of the report without the time column */
+  char op[64];       /* OpType */
+  char kernel[64];   /* Kernel */
+  double* samples;   /* one per timed run, microseconds */
+  double median;
+} Layer;
+
+typedef struct {
+  char key[140];
+  double total;
+  int count;
+} Group;
+
+static void die(const char* what, int code) {
+  fprintf(stderr, "perf_detail: %s failed (%d)\n", what, code);
+  exit(1);
+}
+
+static long parse_count(const char* opt, const char* value) {
+  char* end = NULL;
+  errno = 0;
+  long v = value ? strtol(value, &end, 10) : -1;
+  if (!value || errno || *end || v < 0) {
+    fprintf(stderr, "perf_detail: %s needs a non-negative integer\n", opt);
+    exit(2);
+  }
+  return v;
+}
+
+static int cmp_double(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+static int cmp_group_desc(const void* a, const void* b) {
+  double x = ((const Group*)a)->total, y = ((const Group*)b)->total;
+  return (x < y) - (x > y);
+}
+
+static const Layer* g_layers;
+static int cmp_layer_index_desc(const void* a, const void* b) {
+  double x = g_layers[*(const int*)a].median, y = g_layers[*(const int*)b].median;
+  return (x < y) - (x > y);
+}
+
+static uint32_t next_random(uint32_t* state) {
+  uint32_t x = *state;
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  return *state = x;
+}
+
+/* Splits the report into layer rows. The row format (src/runtime/context.cc) is
+ * "ID OpType Name Kernel OutputShape Time(us)" separated by blanks; the header row and the
+ * "Total ..." row are skipped. Returns the number of rows parsed, filling times[] (and, when
+ * layers is not NULL, the descriptive fields). */
+static int parse_report(const char* text, Layer* layers, int max_layers, double* times) {
+  int n = 0;
+  const char* p = text;
+  while (*p && n < max_layers) {
+    const char* eol = strchr(p, '\n');
+    size_t len = eol ? (size_t)(eol - p) : strlen(p);
+    char row[512];
+    if (len >= sizeof(row)) len = sizeof(row) - 1;
+    memcpy(row, p, len);
+    row[len] = '\0';
+    p = eol ? eol + 1 : p + len;
+    if (row[0] < '0' || row[0] > '9') continue; /* header, total */
+    char* last = strrchr(row, ' ');
+    if (!last) continue;
+    times[n] = strtod(last + 1, NULL);
+    if (layers) {
+      while (last > row && last[-1] == ' ') --last;
+      *last = '\0';
+      snprintf(layers[n].line, sizeof(layers[n].line), "%s", row);
+      char id[32], name[256];
+      if (sscanf(row, "%31s %63s %255s %63s", id, layers[n].op, name, layers[n].kernel) != 4) {
+        snprintf(layers[n].op, sizeof(layers[n].op), "?");
+        snprintf(layers[n].kernel, sizeof(layers[n].kernel), "?");
+      }
+    }
+    ++n;
+  }
+  return n;
+}
+
+int main(int argc, char** argv) {
+  const char* model_path = NULL;
+  long iters = 20, warmup = 3, top = 15;
+  int raw = 0;
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(a, "--iters")) iters = parse_count(a, v), ++i;
+    else if (!strcmp(a, "--warmup")) warmup = parse_count(a, v), ++i;
+    else if (!strcmp(a, "--top")) top = parse_count(a, v), ++i;
+    else if (!strcmp(a, "--raw")) raw = 1;
+    else if (a[0] != '-' && !model_path) model_path = a;
+    else {
+      fprintf(stderr, "usage: perf_detail MODEL.rknn [--iters N] [--warmup N] [--top K] [--raw]\n");
+      return 2;
+    }
+  }
+  if (!model_path) {
+    fprintf(stderr, "perf_detail: no model given\n");
+    return 2;
+  }
+  if (iters < 1) iters = 1;
+
+  rknn_context ctx;
+  int ret = rknn_init(&ctx, (void*)model_path, 0, RKNN_FLAG_COLLECT_PERF_MASK, NULL);
+  if (ret != RKNN_SUCC) die("rknn_init", ret);
+  rknn_input_output_num io;
+  memset(&io, 0, sizeof(io));
+  ret = rknn_query(ctx, RKNN_QUERY_IN_OUT_NUM, &io, sizeof(io));
+  if (ret != RKNN_SUCC) die("rknn_query(IN_OUT_NUM)", ret);
+  rknn_input* inputs = calloc(io.n_input ? io.n_input : 1, sizeof(rknn_input));
+  rknn_output* outputs = calloc(io.n_output ? io.n_output : 1, sizeof(rknn_output));
+  uint32_t seed = 42;
+  for (uint32_t i = 0; i < io.n_input; ++i) {
+    rknn_tensor_attr attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.index = i;
+    ret = rknn_query(ctx, RKNN_QUERY_INPUT_ATTR, &attr, sizeof(attr));
+    if (ret != RKNN_SUCC) die("rknn_query(INPUT_ATTR)", ret);
+    float* data = malloc((size_t)attr.n_elems * sizeof(float) + 1);
+    for (uint32_t k = 0; k < attr.n_elems; ++k) data[k] = (float)(next_random(&seed) >> 8) / 16777216.0f;
+    inputs[i].index = i;
+    inputs[i].buf = data;
+    inputs[i].size = attr.n_elems * (uint32_t)sizeof(float);
+    inputs[i].type = RKNN_TENSOR_FLOAT32;
+    inputs[i].fmt = RKNN_TENSOR_NCHW;
+  }
+
+  enum { kMaxLayers = 4096 };
+  Layer* layers = calloc(kMaxLayers, sizeof(Layer));
+  double* times = malloc(kMaxLayers * sizeof(double));
+  int n_layers = -1;
+  const char* last_text = NULL;
+  for (long it = -warmup; it < iters; ++it) {
+    ret = rknn_inputs_set(ctx, io.n_input, inputs);
+    if (ret != RKNN_SUCC) die("rknn_inputs_set", ret);
+    ret = rknn_run(ctx, NULL);
+    if (ret != RKNN_SUCC) die("rknn_run", ret);
+    memset(outputs, 0, (io.n_output ? io.n_output : 1) * sizeof(rknn_output));
+    for (uint32_t i = 0; i < io.n_output; ++i) outputs[i].want_float = 1;
+    ret = rknn_outputs_get(ctx, io.n_output, outputs, NULL);
+    if (ret != RKNN_SUCC) die("rknn_outputs_get", ret);
+    rknn_outputs_release(ctx, io.n_output, outputs);
+    if (it < 0) continue;
+    rknn_perf_detail detail;
+    memset(&detail, 0, sizeof(detail));
+    ret = rknn_query(ctx, RKNN_QUERY_PERF_DETAIL, &detail, sizeof(detail));
+    if (ret != RKNN_SUCC || !detail.perf_data) die("rknn_query(PERF_DETAIL)", ret);
+    last_text = detail.perf_data;
+    int n = parse_report(detail.perf_data, n_layers < 0 ? layers : NULL, kMaxLayers, times);
+    if (n_layers < 0) {
+      n_layers = n;
+      for (int l = 0; l < n_layers; ++l) layers[l].samples = malloc((size_t)iters * sizeof(double));
+    } else if (n != n_layers) {
+      fprintf(stderr, "perf_detail: the report changed from %d to %d layers\n", n_layers, n);
+      return 1;
+    }
+    for (int l = 0; l < n_layers; ++l) layers[l].samples[it] = times[l];
+  }
+  if (raw && last_text) printf("%s\n", last_text);
+
+  double sum = 0;
+  for (int l = 0; l < n_layers; ++l) {
+    qsort(layers[l].samples, (size_t)iters, sizeof(double), cmp_double);
+    const double* s = layers[l].samples;
+    layers[l].median = iters % 2 ? s[iters / 2] : 0.5 * (s[iters / 2 - 1] + s[iters / 2]);
+    sum += layers[l].median;
+  }
+  const char* threads_env = getenv("OPENRKNN_NUM_THREADS");
+  printf("# %s: %d layers, median of %ld runs, threads %s\n", model_path, n_layers, iters,
+         threads_env ? threads_env : "(default)");
+  printf("## layers (median us)\n");
+  for (int l = 0; l < n_layers; ++l) printf("%s %10.1f\n", layers[l].line, layers[l].median);
+  printf("Sum of layer medians (us): %.1f\n", sum);
+
+  Group* groups = calloc((size_t)(n_layers > 0 ? n_layers : 1), sizeof(Group));
+  int n_groups = 0;
+  for (int l = 0; l < n_layers; ++l) {
+    char key[140];
+    snprintf(key, sizeof(key), "%s %s", layers[l].op, layers[l].kernel);
+    int g = 0;
+    while (g < n_groups && strcmp(groups[g].key, key)) ++g;
+    if (g == n_groups) snprintf(groups[n_groups++].key, sizeof(groups[0].key), "%s", key);
+    groups[g].total += layers[l].median;
+    groups[g].count += 1;
+  }
+  qsort(groups, (size_t)n_groups, sizeof(Group), cmp_group_desc);
+  printf("## by op type and kernel\n%-48s %6s %12s %7s\n", "OpType Kernel", "count", "total_us", "share");
+  for (int g = 0; g < n_groups; ++g)
+    printf("%-48s %6d %12.1f %6.1f%%\n", groups[g].key, groups[g].count, groups[g].total,
+           sum > 0 ? 100.0 * groups[g].total / sum : 0.0);
+
+  int* order = malloc((size_t)(n_layers > 0 ? n_layers : 1) * sizeof(int));
+  for (int l = 0; l < n_layers; ++l) order[l] = l;
+  g_layers = layers;
+  qsort(order, (size_t)n_layers, sizeof(int), cmp_layer_index_desc);
+  printf("## top %ld layers\n", top);
+  for (int k = 0; k < n_layers && k < top; ++k) printf("%s %10.1f\n", layers[order[k]].line, layers[order[k]].median);
+
+  ret = rknn_destroy(ctx);
+  if (ret != RKNN_SUCC) die("rknn_destroy", ret);
+  for (int l = 0; l < n_layers; ++l) free(layers[l].samples);
+  for (uint32_t i = 0; i < io.n_input; ++i) free(inputs[i].buf);
+  free(inputs);
+  free(outputs);
+  free(layers);
+  free(times);
+  free(groups);
+  free(order);
+  return 0;
+}

@@ -1,0 +1,643 @@
+// Hand-written AVX-512 depthwise Conv in NCHW, float32 and INT8 (architecture §4: depthwise
+// convolution reaches under 10% of peak in the libraries, and mobile networks are dominated by it).
+//
+// Handles: 2-D Conv with group == C_in == C_out (channel multiplier 1), kernel 3x3, 3x5, 5x3 or
+// 5x5, strides 1 or 2 per axis, any non-negative pads, dilation 1, constant weights (and bias),
+// output width >= 24 (narrower planes are faster on oneDNN: see g_min_output_width).
+// Float: fused activation none/Relu/Clip/LeakyRelu/HardSwish/HardSigmoid (Sigmoid stays on
+// oneDNN). INT8: the quantized forms the reference accepts (fused none/Relu/Clip).
+//
+// Layout of the work. One (n, c) plane at a time, planes split over the OpenMP threads
+// (ctx.num_threads). Each plane is first copied into a per-thread scratch holding the padded
+// input (padding materialised as zeros) split into sh * sw "phase planes":
+//   phase (rp, cp)[i][j] = padded[i * sh + rp][j * sw + cp],   each R rows of P columns,
+// with P = OW + (KW - 1) / sw and R = OH + (KH - 1) / sh. Tap (kh, kw) of output (oh, ow) is then
+// phase (kh % sh, kw % sw) at [oh + kh / sh][ow + kw / sw]: for the flat index o = oh * P + ow
+// every tap is the same plain load at o + off[tap]. So the kernel computes 16 consecutive flat
+// outputs per vector over the whole plane (4 vectors in flight), whatever the plane's width: no
+// per-row tails. The P - OW columns of each
+// flat row past the output width are computed and dropped: each vector's valid lanes are
+// compressed together and stored contiguously (flat order is y's row-major order).
+// The scratch is zeroed once at prepare; each plane's copy writes the same input positions, so
+// the padding stays zero. Each thread has two scratch buffers: the next plane is copied before
+// the current one is computed.
+//
+// Numerics.
+// Float: bit-identical to the reference kernel (kernels/ref/conv.cc): the accumulator starts at
+//   +0, taps are added in row-major order with a separate multiply and add (no FMA; the build
+//   uses -ffp-contract=off). The reference skips padding taps; here they add 0 * w = +-0, which
+//   leaves any sum unchanged (an accumulator starting at +0 never becomes -0, and w is required
+//   finite). Then + bias, then the activation with the reference's comparisons in the same order.
+// INT8: the scratch holds float(x - zp_x) (exact, |.| <= 255) and the weights float(w). Every
+//   product is exact (< 2^16) and every partial sum of at most 25 such products is an integer
+//   below 2^24, so the float accumulation (fused multiply-adds here) IS the exact integer sum, in
+//   any order. Then
+//   acc = sum + bias_q[c] in int32 and y = clamp(sat8(rne(float(acc) * M[c]) + zp_y)) exactly as
+//   docs/numerics.md and x86::requant_one (kernels/x86/int8_requant.h) specify, NaN -> zp_y and v
+//   clamped to [-512, 512] before the conversion as rne_add_zp_sat8 does. Bit-exact against
+//   ref_int8 (tests/ops/depthwise_x86_test.cc).
+//
+// Compiled with function target attributes (the library targets baseline x86-64); supports()
+// checks the CPU at run time. Registered at priority 20, above the oneDNN kernels (10), which
+// keep every depthwise form declined here.
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+// GCC 12 reports the _mm512_undefined_*() placeholders inside its own intrinsics as
+// "may be used uninitialized" (a known false positive of those headers).
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include "kernels/kernel.h"
+#include "kernels/quant_util.h"
+#include "kernels/ref/activation.h"
+#include "kernels/ref/int8_compute.h"
+#include "ops/quant_infer.h"
+
+namespace orknn {
+namespace {
+
+constexpr int64_t kLanes = 16;
+constexpr int kMaxBlocks = 4;  // output vectors computed together (independent add chains)
+
+bool cpu_has_avx512() {
+  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                         __builtin_cpu_supports("avx512vl");
+  return ok;
+}
+
+// Geometry of a depthwise node after infer (explicit kernel_shape, strides, pads, dilations).
+struct DwGeometry {
+  int64_t batch = 0, channels = 0, h = 0, w = 0, oh = 0, ow = 0;
+  int kh = 0, kw = 0, sh = 1, sw = 1;
+  int64_t pad_t = 0, pad_l = 0;
+  // Phase planes of the scratch (see the top of the file): P columns, R rows; `plane` is the
+  // distance between planes, R * P plus a gap that takes the unmasked stores of the copy.
+  int64_t p = 0, r = 0, plane = 0;
+  int64_t flat = 0;                 // OH * P flat outputs
+  int64_t flat_vecs = 0;            // ceil(flat / 16)
+  int64_t scratch_floats = 0;       // sh * sw planes + slack for the last vector's reads
+  int64_t off[25] = {};             // tap (row-major) -> offset of its load from the flat index
+};
+
+bool is_f32(const Tensor* t) { return t && t->dtype == DType::kF32 && t->quant.empty(); }
+
+// The node is a depthwise 2-D Conv of the handled class; fills *geo. Dtypes are checked by the
+// float / int8 supports().
+bool dw_geometry(const Graph& g, const Node& n, DwGeometry* geo) {
+  if (n.op != OpId::Conv || n.inputs.size() < 2 || n.inputs.size() > 3 || n.outputs.size() != 1 || n.outputs[0] < 0)
+    return false;
+  const Tensor* x = g.input(n, 0);
+  const Tensor* w = g.input(n, 1);
+  if (!x || !w || !w->is_const()) return false;
+  if (w->data.size < w->nbytes()) return false;
+  const Tensor& y = g.tensor(n.outputs[0]);
+  if (x->shape.size() != 4 || w->shape.size() != 4 || y.shape.size() != 4) return false;
+  const int64_t c = x->shape[1];
+  const int64_t group = n.attrs.get_int("group", 1);
+  if (group != c || y.shape[1] != c || w->shape[0] != c || w->shape[1] != 1) return false;  // multiplier 1
+  if (x->shape[0] != y.shape[0]) return false;
+  const int64_t kh = w->shape[2], kw = w->shape[3];
+  if ((kh != 3 && kh != 5) || (kw != 3 && kw != 5)) return false;
+  const std::vector<int64_t> ks = n.attrs.get_ints("kernel_shape", {kh, kw});
+  const std::vector<int64_t> st = n.attrs.get_ints("strides", {1, 1});
+  const std::vector<int64_t> dil = n.attrs.get_ints("dilations", {1, 1});
+  const std::vector<int64_t> pads = n.attrs.get_ints("pads", {0, 0, 0, 0});
+  if (ks.size() != 2 || ks[0] != kh || ks[1] != kw) return false;
+  if (st.size() != 2 || dil.size() != 2 || pads.size() != 4) return false;
+  if (dil[0] != 1 || dil[1] != 1) return false;
+  for (int64_t s : st)
+    if (s != 1 && s != 2) return false;
+  for (int64_t p : pads)
+    if (p < 0 || p > (int64_t{1} << 20)) return false;
+  if (n.attrs.has("auto_pad") && n.attrs.get_string("auto_pad", "NOTSET") != "NOTSET") return false;
+  // Output size as ONNX defines it from the explicit pads (infer computed the same).
+  const int64_t oh = (x->shape[2] + pads[0] + pads[2] - kh) / st[0] + 1;
+  const int64_t ow = (x->shape[3] + pads[1] + pads[3] - kw) / st[1] + 1;
+  if (x->shape[2] + pads[0] + pads[2] < kh || x->shape[3] + pads[1] + pads[3] < kw) return false;
+  if (y.shape[2] != oh || y.shape[3] != ow || oh < 1 || ow < 1) return false;
+  if (x->shape[0] < 1 || c < 1 || x->shape[2] < 1 || x->shape[3] < 1) return false;
+  if (const Tensor* b = g.input(n, 2)) {
+    if (!b->is_const() || b->shape.size() != 1 || b->shape[0] != c || b->data.size < b->nbytes()) return false;
+  }
+
+  geo->batch = x->shape[0];
+  geo->channels = c;
+  geo->h = x->shape[2];
+  geo->w = x->shape[3];
+  geo->oh = oh;
+  geo->ow = ow;
+  geo->kh = static_cast<int>(kh);
+  geo->kw = static_cast<int>(kw);
+  geo->sh = static_cast<int>(st[0]);
+  geo->sw = static_cast<int>(st[1]);
+  geo->pad_t = pads[0];
+  geo->pad_l = pads[1];
+  geo->p = ow + (kw - 1) / geo->sw;
+  geo->r = oh + (kh - 1) / geo->sh;
+  geo->plane = geo->r * geo->p + 2 * kLanes;
+  geo->flat = oh * geo->p;
+  geo->flat_vecs = (geo->flat + kLanes - 1) / kLanes;
+  // The last vector reads up to 15 flat positions past the end, at most (KW - 1) / sw beyond the
+  // last plane; 64 more floats cover the unmasked stores of the copy too.
+  geo->scratch_floats = geo->sh * geo->sw * geo->plane + kw + 2 * kLanes + 64;
+  for (int64_t i = 0; i < kh; ++i)
+    for (int64_t j = 0; j < kw; ++j)
+      geo->off[i * kw + j] = ((i % geo->sh) * geo->sw + (j % geo->sw)) * geo->plane + (i / geo->sh) * geo->p + j / geo->sw;
+  // Keep the scratch of one plane within reason (a very large plane stays on oneDNN).
+  if (geo->scratch_floats > (int64_t{1} << 24)) return false;
+  return true;
+}
+
+// ---- the fused activations of the float kernel, exactly as apply_fused_act computes them ----
+
+struct ActVec {
+  FusedAct act = FusedAct::kNone;
+  float alpha = 0.f, beta = 0.f;
+};
+
+bool act_supported(FusedAct a) { return a != FusedAct::kSigmoid; }
+
+__attribute__((target("avx512f"))) inline __m512 apply_act(__m512 x, const ActVec& a) {
+  const __m512 zero = _mm512_setzero_ps();
+  const __m512 one = _mm512_set1_ps(1.f);
+  switch (a.act) {
+    case FusedAct::kNone: return x;
+    case FusedAct::kRelu:  // x > 0 ? x : 0
+      return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, zero, _CMP_GT_OQ), x);
+    case FusedAct::kClip: {  // t = x < alpha ? alpha : x; t > beta ? beta : t
+      const __m512 lo = _mm512_set1_ps(a.alpha), hi = _mm512_set1_ps(a.beta);
+      const __m512 t = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ), lo);
+      return _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(t, hi, _CMP_GT_OQ), hi);
+    }
+    case FusedAct::kLeakyRelu: {  // x >= 0 ? x : x * alpha
+      const __m512 neg = _mm512_mul_ps(x, _mm512_set1_ps(a.alpha));
+      return _mm512_mask_mov_ps(neg, _mm512_cmp_ps_mask(x, zero, _CMP_GE_OQ), x);
+    }
+    case FusedAct::kHardSwish: {  // t = x / 6 + 0.5; t = t < 0 ? 0 : (t > 1 ? 1 : t); x * t
+      __m512 t = _mm512_add_ps(_mm512_div_ps(x, _mm512_set1_ps(6.f)), _mm512_set1_ps(0.5f));
+      const __mmask16 lt0 = _mm512_cmp_ps_mask(t, zero, _CMP_LT_OQ);
+      const __mmask16 gt1 = _mm512_cmp_ps_mask(t, one, _CMP_GT_OQ);
+      t = _mm512_mask_mov_ps(t, gt1, one);
+      t = _mm512_mask_mov_ps(t, lt0, zero);
+      return _mm512_mul_ps(x, t);
+    }
+    case FusedAct::kHardSigmoid: {  // t = alpha * x + beta; t < 0 ? 0 : (t > 1 ? 1 : t)
+      __m512 t = _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(a.alpha), x), _mm512_set1_ps(a.beta));
+      const __mmask16 lt0 = _mm512_cmp_ps_mask(t, zero, _CMP_LT_OQ);
+      const __mmask16 gt1 = _mm512_cmp_ps_mask(t, one, _CMP_GT_OQ);
+      t = _mm512_mask_mov_ps(t, gt1, one);
+      return _mm512_mask_mov_ps(t, lt0, zero);
+    }
+    case FusedAct::kSigmoid: break;  // declined by supports()
+  }
+  return x;
+}
+
+// ---- loading one input row into the scratch ----
+
+// 16 values of the input as float32: float data as is; int8 as float(x - zp_x). Lanes past
+// `count` are 0 (the copy stores whole vectors: they land in padding or are overwritten later).
+struct F32Source {
+  using T = float;
+  __attribute__((target("avx512f"))) __m512 load(const float* p, int64_t count) const {
+    if (count >= kLanes) return _mm512_loadu_ps(p);
+    return _mm512_maskz_loadu_ps(__mmask16((1u << count) - 1), p);
+  }
+};
+
+struct I8Source {
+  using T = int8_t;
+  int32_t zp = 0;
+  __attribute__((target("avx512f,avx512bw,avx512vl"))) __m512 load(const int8_t* p, int64_t count) const {
+    if (count >= kLanes) {
+      const __m512i v = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+      return _mm512_cvtepi32_ps(_mm512_sub_epi32(v, _mm512_set1_epi32(zp)));
+    }
+    const __mmask16 m = __mmask16((1u << count) - 1);
+    const __m512i v = _mm512_cvtepi8_epi32(_mm_maskz_loadu_epi8(m, p));
+    return _mm512_maskz_mov_ps(m, _mm512_cvtepi32_ps(_mm512_sub_epi32(v, _mm512_set1_epi32(zp))));
+  }
+};
+
+inline __mmask16 lanes_mask(int64_t count) {
+  return count >= kLanes ? __mmask16(0xFFFF) : (count <= 0 ? __mmask16(0) : __mmask16((1u << count) - 1));
+}
+
+// The low popcount(m) lanes.
+inline __mmask16 prefix_mask(__mmask16 m) { return lanes_mask(__builtin_popcount(static_cast<unsigned>(m))); }
+
+// Stride 1: row[pad_l + i] = x[i].
+template <class Src>
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline void copy_row_s1(const typename Src::T* x, int64_t w,
+                                                                       float* row, int64_t pad_l, const Src& src) {
+  for (int64_t i = 0; i < w; i += kLanes) {
+    const int64_t cnt = std::min<int64_t>(kLanes, w - i);
+    _mm512_storeu_ps(row + pad_l + i, src.load(x + i, cnt));
+  }
+}
+
+// Stride 2: padded column p = pad_l + i goes to phase p % 2 at index p / 2.
+template <class Src>
+__attribute__((target("avx512f,avx512bw,avx512vl"), always_inline)) inline void copy_row_s2(const typename Src::T* x, int64_t w,
+                                                                       float* row, int64_t phase_len,
+                                                                       int64_t pad_l, const Src& src) {
+  const __m512i even_idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i odd_idx = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  for (int64_t i = 0; i < w; i += 2 * kLanes) {
+    const int64_t rem = std::min<int64_t>(2 * kLanes, w - i);
+    const __m512 a = src.load(x + i, std::min<int64_t>(kLanes, rem));
+    const __m512 b = rem > kLanes ? src.load(x + i + kLanes, rem - kLanes) : _mm512_setzero_ps();
+    const __m512 ev = _mm512_permutex2var_ps(a, even_idx, b);  // x[i], x[i+2], ...
+    const __m512 od = _mm512_permutex2var_ps(a, odd_idx, b);   // x[i+1], x[i+3], ...
+    const int64_t p_ev = pad_l + i, p_od = pad_l + i + 1;
+    _mm512_storeu_ps(row + (p_ev & 1) * phase_len + (p_ev >> 1), ev);
+    _mm512_storeu_ps(row + (p_od & 1) * phase_len + (p_od >> 1), od);
+  }
+}
+
+// ---- the flat output vectors ----
+
+// NB vectors of flat outputs starting at o: acc[b] = sum over taps (row-major) of
+// s[o + 16 b + off[t]] * w[t]. kFused: one fused multiply-add per tap (the INT8 kernel, where
+// every product and partial sum is an exact integer); otherwise a separate multiply and add, the
+// reference's float operations.
+template <int KH, int KW, int NB, bool kFused>
+__attribute__((target("avx512f,fma"), always_inline)) inline void accumulate(const float* s, const int64_t* off,
+                                                                             const __m512* wv, int64_t o,
+                                                                             __m512* acc) {
+  for (int b = 0; b < NB; ++b) acc[b] = _mm512_setzero_ps();
+  for (int t = 0; t < KH * KW; ++t) {
+    const float* base = s + o + off[t];
+    for (int b = 0; b < NB; ++b) {
+      const __m512 x = _mm512_loadu_ps(base + b * kLanes);
+      acc[b] = kFused ? _mm512_fmadd_ps(x, wv[t], acc[b]) : _mm512_add_ps(acc[b], _mm512_mul_ps(x, wv[t]));
+    }
+  }
+}
+
+// Float epilogue: + bias, activation, store 16 floats.
+struct F32Sink {
+  using Out = float;
+  static constexpr bool kFused = false;
+  float bias = 0.f;
+  bool has_bias = false;
+  ActVec act;
+  template <bool kMasked>
+  __attribute__((target("avx512f"))) void store(__m512 acc, __mmask16 valid, float* out) const {
+    if (has_bias) acc = _mm512_add_ps(acc, _mm512_set1_ps(bias));
+    acc = _mm512_maskz_compress_ps(valid, apply_act(acc, act));
+    if (kMasked) _mm512_mask_storeu_ps(out, prefix_mask(valid), acc);
+    else _mm512_storeu_ps(out, acc);
+  }
+};
+
+// INT8 epilogue: exact integer sum + bias_q, requantize, clamp, store 16 bytes.
+struct I8Sink {
+  using Out = int8_t;
+  static constexpr bool kFused = true;
+  int32_t bias = 0;
+  float mult = 0.f;
+  int32_t zp_y = 0;
+  int8_t lo = -128, hi = 127;
+  template <bool kMasked>
+  __attribute__((target("avx512f,avx512bw,avx512vl"))) void store(__m512 acc, __mmask16 valid, int8_t* out) const {
+    const __m512i sum = _mm512_add_epi32(_mm512_cvtps_epi32(acc), _mm512_set1_epi32(bias));  // exact integers
+    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(sum), _mm512_set1_ps(mult));
+    v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN -> 0, so y = zp_y
+    v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-512.f)), _mm512_set1_ps(512.f));
+    __m512i r = _mm512_add_epi32(_mm512_cvtps_epi32(v), _mm512_set1_epi32(zp_y));  // rne (MXCSR default)
+    r = _mm512_maskz_compress_epi32(valid, r);
+    __m128i y = _mm512_cvtsepi32_epi8(r);  // sat8
+    y = _mm_min_epi8(_mm_max_epi8(y, _mm_set1_epi8(lo)), _mm_set1_epi8(hi));
+    if (kMasked) _mm_mask_storeu_epi8(out, prefix_mask(valid), y);
+    else _mm_storeu_si128(reinterpret_cast<__m128i*>(out), y);
+  }
+};
+
+// Where the 16 flat outputs of each vector go: the lanes with ow < OW (and inside the plane),
+// written contiguously from y + dst (flat order is row-major, as y's order). Same for every plane.
+struct StorePlan {
+  std::vector<__mmask16> valid;
+  std::vector<int64_t> dst;
+  std::vector<uint8_t> masked;  // 1 where a full 16-lane store would pass the plane's last output
+};
+
+StorePlan make_store_plan(const DwGeometry& geo) {
+  StorePlan sp;
+  int64_t written = 0;
+  for (int64_t v = 0; v < geo.flat_vecs; ++v) {
+    unsigned m = 0;
+    sp.dst.push_back(written);
+    for (int64_t l = 0; l < kLanes; ++l) {
+      const int64_t o = v * kLanes + l;
+      if (o < geo.flat && o % geo.p < geo.ow) {
+        m |= 1u << l;
+        ++written;
+      }
+    }
+    sp.valid.push_back(static_cast<__mmask16>(m));
+  }
+  for (int64_t v = 0; v < geo.flat_vecs; ++v) sp.masked.push_back(sp.dst[static_cast<size_t>(v)] + kLanes > written);
+  return sp;
+}
+
+template <int KH, int KW, int NB, class Sink>
+__attribute__((target("avx512f,avx512bw,avx512vl,fma"), always_inline)) inline void flat_blocks(
+    const float* s, const int64_t* off, const __m512* wv, int64_t v, const uint8_t* masked, const __mmask16* valid,
+    const int64_t* dst, typename Sink::Out* y, const Sink& sink) {
+  __m512 acc[NB];
+  accumulate<KH, KW, NB, Sink::kFused>(s, off, wv, v * kLanes, acc);
+  // An unmasked store writes the compressed vector's unused lanes past its outputs, where the
+  // following vectors' outputs go (they are stored later, contiguously). Only stores that would
+  // pass the plane's last output (into another plane, maybe another thread's, or another tensor)
+  // are masked.
+  for (int b = 0; b < NB; ++b) {
+    if (masked[v + b]) sink.template store<true>(acc[b], valid[v + b], y + dst[v + b]);
+    else sink.template store<false>(acc[b], valid[v + b], y + dst[v + b]);
+  }
+}
+
+// Every output of one plane. The tap offsets and weights are copied into locals first: the
+// vector stores may alias anything, and would otherwise force them to be reloaded per block.
+template <int KH, int KW, class Sink>
+__attribute__((target("avx512f,avx512bw,avx512vl,fma"))) void dw_plane(const float* s, const int64_t* off_in,
+                                                                        const float* w, int64_t flat_vecs,
+                                                                        const StorePlan& sp,
+                                                                        typename Sink::Out* y, const Sink& sink) {
+  constexpr int kTaps = KH * KW;
+  int64_t off[kTaps];
+  __m512 wv[kTaps];
+  for (int t = 0; t < kTaps; ++t) {
+    off[t] = off_in[t];
+    wv[t] = _mm512_set1_ps(w[t]);
+  }
+  const __mmask16* valid = sp.valid.data();
+  const int64_t* dst = sp.dst.data();
+  const Sink local_sink = sink;
+  const uint8_t* masked = sp.masked.data();
+  int64_t v = 0;
+  for (; v + kMaxBlocks <= flat_vecs; v += kMaxBlocks)
+    flat_blocks<KH, KW, kMaxBlocks>(s, off, wv, v, masked, valid, dst, y, local_sink);
+  switch (flat_vecs - v) {
+    case 3: flat_blocks<KH, KW, 3>(s, off, wv, v, masked, valid, dst, y, local_sink); break;
+    case 2: flat_blocks<KH, KW, 2>(s, off, wv, v, masked, valid, dst, y, local_sink); break;
+    case 1: flat_blocks<KH, KW, 1>(s, off, wv, v, masked, valid, dst, y, local_sink); break;
+    default: break;
+  }
+}
+
+template <class Sink>
+using PlaneFn = void (*)(const float*, const int64_t*, const float*, int64_t, const StorePlan&,
+                         typename Sink::Out*, const Sink&);
+
+template <class Sink>
+PlaneFn<Sink> pick_plane_fn(int kh, int kw) {
+  if (kh == 3) return kw == 3 ? dw_plane<3, 3, Sink> : dw_plane<3, 5, Sink>;
+  return kw == 3 ? dw_plane<5, 3, Sink> : dw_plane<5, 5, Sink>;
+}
+
+// Per-thread scratch (padded input phase planes, zeroed once) and the copy into it.
+template <class Src>
+class DwScratch {
+ public:
+  void init(const DwGeometry& geo, int threads) {
+    geo_ = geo;
+    slots_ = std::max(1, threads);
+    in_.assign(static_cast<size_t>(2 * slots_ * geo_.scratch_floats), 0.f);  // two buffers per thread
+    // Input row ih lands in phase plane (pr % sh, 0) at row pr / sh, pr = ih + pad_t; rows from
+    // the first one past R are never read. Only the padded columns the outputs read are copied:
+    // index < P (stride 1), < 2P (stride 2).
+    row_dst_.clear();
+    for (int64_t ih = 0; ih < geo_.h; ++ih) {
+      const int64_t pr = ih + geo_.pad_t;
+      if (pr / geo_.sh >= geo_.r) break;
+      row_dst_.push_back((pr % geo_.sh) * geo_.sw * geo_.plane + (pr / geo_.sh) * geo_.p);
+    }
+    cols_ = std::min(geo_.w, geo_.sw * geo_.p - geo_.pad_l);
+  }
+  int slots() const { return slots_; }
+
+  float* buffer(int i) { return in_.data() + static_cast<size_t>(i) * geo_.scratch_floats; }
+
+  // Copies one (n, c) plane of the input into buffer i's phase planes; returns them.
+  __attribute__((target("avx512f,avx512bw,avx512vl"))) float* load_plane(const typename Src::T* x, int i,
+                                                                          const Src& src) {
+    float* s = buffer(i);
+    if (cols_ <= 0) return s;
+    const int64_t rows = static_cast<int64_t>(row_dst_.size());
+    for (int64_t ih = 0; ih < rows; ++ih) {
+      const typename Src::T* xr = x + ih * geo_.w;
+      float* dst = s + row_dst_[static_cast<size_t>(ih)];
+      if (geo_.sw == 1) copy_row_s1(xr, cols_, dst, geo_.pad_l, src);
+      else copy_row_s2(xr, cols_, dst, geo_.plane, geo_.pad_l, src);
+    }
+    return s;
+  }
+
+ private:
+  DwGeometry geo_;
+  int slots_ = 1;
+  std::vector<float> in_;
+  std::vector<int64_t> row_dst_;  // per input row: offset of its copy in the scratch
+  int64_t cols_ = 0;              // input columns copied per row
+};
+
+// Splits the planes over nt threads (contiguous ranges) and pipelines each range: plane p + 1 is
+// copied into the thread's other buffer before plane p is computed, so that the loads of the
+// compute never hit the stores just made by the copy (store-forwarding stalls, which dominate
+// small planes otherwise).
+template <class Src, class ComputeFn>
+void run_planes(DwScratch<Src>& scratch, const typename Src::T* x, int64_t in_plane, int64_t planes, int nt,
+                const Src& src, ComputeFn&& compute) {
+#pragma omp parallel num_threads(nt) if (nt > 1 && planes > 1)
+  {
+    const int nth = omp_get_num_threads(), tid = omp_get_thread_num();
+    const int64_t p0 = planes * tid / nth, p1 = planes * (tid + 1) / nth;
+    if (p0 < p1) {
+      scratch.load_plane(x + p0 * in_plane, 2 * tid, src);
+      for (int64_t p = p0; p < p1; ++p) {
+        if (p + 1 < p1) scratch.load_plane(x + (p + 1) * in_plane, 2 * tid + static_cast<int>((p + 1 - p0) & 1), src);
+        compute(p, scratch.buffer(2 * tid + static_cast<int>((p - p0) & 1)));
+      }
+    }
+  }
+}
+
+int thread_slots(int requested) { return std::max({1, requested, omp_get_num_procs()}); }
+
+// Output width below which the node is left to oneDNN. The W-vectorised NCHW kernel pays a
+// per-plane cost (copy into the scratch, setup, 16 lanes per vector over rows of few outputs)
+// that oneDNN's channel-blocked kernel (16 channels per vector, plus a reorder either side) does
+// not: measured on the mobilenet_v2 / efficientnet_b0 layers (docs/kernels.md, "Depthwise"),
+// the kernel wins from output width 28 up and loses at 14 and 7.
+int g_min_output_width = 24;
+
+bool wide_enough(const Graph& g, const Node& n) {
+  return g.tensor(n.outputs[0]).shape[3] >= g_min_output_width;
+}
+
+// OPENRKNN_DISABLE_X86_DW=1 leaves every node to the other kernels (A/B measurements).
+bool disabled_by_env() {
+  static const bool off = [] {
+    const char* v = std::getenv("OPENRKNN_DISABLE_X86_DW");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return off;
+}
+
+// ---- float kernel ----
+
+bool supports_dw_f32(const Graph& g, const Node& n) {
+  if (!cpu_has_avx512() || disabled_by_env() || is_quantized_node(g, n)) return false;
+  DwGeometry geo;
+  if (!dw_geometry(g, n, &geo)) return false;
+  const Tensor* x = g.input(n, 0);
+  const Tensor* w = g.input(n, 1);
+  const Tensor* b = g.input(n, 2);
+  if (!is_f32(x) || !is_f32(w) || (b && !is_f32(b)) || !is_f32(&g.tensor(n.outputs[0]))) return false;
+  // Padding columns contribute 0 * w, which must be +-0 (the reference skips those taps).
+  const float* wp = w->const_ptr<float>();
+  for (int64_t i = 0; i < w->numel(); ++i)
+    if (!std::isfinite(wp[i])) return false;
+  return act_supported(read_fused_act(n.attrs).act) && wide_enough(g, n);
+}
+
+class DepthwiseF32 : public Kernel {
+ public:
+  Status prepare(const KernelContext& ctx) override {
+    if (!dw_geometry(*ctx.graph, *ctx.node, &geo_))
+      return ORKNN_ERR(kFail, "Conv '%s': not a depthwise convolution this kernel handles", ctx.node->name.c_str());
+    const FusedActivation a = read_fused_act(ctx.node->attrs);
+    act_.act = a.act;
+    act_.alpha = a.alpha;
+    act_.beta = a.beta;
+    const float* w = ctx.in<float>(1);
+    weights_.assign(w, w + geo_.channels * geo_.kh * geo_.kw);
+    if (ctx.has_input(2)) {
+      const float* b = ctx.in<float>(2);
+      bias_.assign(b, b + geo_.channels);
+    }
+    scratch_.init(geo_, thread_slots(ctx.num_threads));
+    store_ = make_store_plan(geo_);
+    plane_fn_ = pick_plane_fn<F32Sink>(geo_.kh, geo_.kw);
+    return Status::Ok();
+  }
+
+  void run(const KernelContext& ctx) override {
+    const float* x = ctx.in<float>(0);
+    float* y = ctx.out<float>(0);
+    const int64_t planes = geo_.batch * geo_.channels;
+    const int nt = std::min(std::max(1, ctx.num_threads), scratch_.slots());
+    const int64_t in_plane = geo_.h * geo_.w, out_plane = geo_.oh * geo_.ow, taps = geo_.kh * geo_.kw;
+    run_planes(scratch_, x, in_plane, planes, nt, F32Source{}, [&](int64_t p, const float* s) {
+      const int64_t c = p % geo_.channels;
+      F32Sink sink;
+      sink.has_bias = !bias_.empty();
+      sink.bias = sink.has_bias ? bias_[static_cast<size_t>(c)] : 0.f;
+      sink.act = act_;
+      plane_fn_(s, geo_.off, weights_.data() + c * taps, geo_.flat_vecs, store_, y + p * out_plane, sink);
+    });
+  }
+
+ private:
+  DwGeometry geo_;
+  ActVec act_;
+  std::vector<float> weights_, bias_;
+  DwScratch<F32Source> scratch_;
+  StorePlan store_;
+  PlaneFn<F32Sink> plane_fn_ = nullptr;
+};
+
+// ---- INT8 kernel ----
+
+bool supports_dw_int8(const Graph& g, const Node& n) {
+  if (!cpu_has_avx512() || disabled_by_env() || !is_quantized_node(g, n)) return false;
+  DwGeometry geo;
+  if (!dw_geometry(g, n, &geo)) return false;
+  // The forms the quantized reference kernel runs (what infer accepts), nothing else.
+  if (!check_q8_input(g, n, 0).ok() || !check_q8_output(g, n, 0).ok()) return false;
+  if (!check_q8_weights(g, n, 1, "weights", 0, "axis 0").ok()) return false;
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
+    int64_t max_bias = 0;
+    if (!check_i32_bias(g, n, 2, "bias", &max_bias).ok()) return false;
+  }
+  if (!check_q8_fused_act(n).ok()) return false;
+  const Tensor* w = g.input(n, 1);
+  if (w->quant.scale.size() != 1 && static_cast<int64_t>(w->quant.scale.size()) != geo.channels) return false;
+  return wide_enough(g, n);
+}
+
+class DepthwiseInt8 : public Kernel {
+ public:
+  Status prepare(const KernelContext& ctx) override {
+    if (!dw_geometry(*ctx.graph, *ctx.node, &geo_))
+      return ORKNN_ERR(kFail, "Conv '%s': not a depthwise convolution this kernel handles", ctx.node->name.c_str());
+    const QuantScalar qx = per_tensor(ctx.in_tensor(0));
+    zp_x_ = qx.zp;
+    out_ = int8_output(qx.scale, ctx.in_tensor(1).quant, ctx.out_tensor(0), ctx.node->attrs, geo_.channels);
+    const int8_t* w = ctx.in<int8_t>(1);
+    const int64_t n = geo_.channels * geo_.kh * geo_.kw;
+    weights_.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) weights_[static_cast<size_t>(i)] = static_cast<float>(w[i]);  // exact
+    bias_.assign(static_cast<size_t>(geo_.channels), 0);
+    if (ctx.has_input(2)) {
+      const int32_t* b = ctx.in<int32_t>(2);
+      bias_.assign(b, b + geo_.channels);
+    }
+    scratch_.init(geo_, thread_slots(ctx.num_threads));
+    store_ = make_store_plan(geo_);
+    plane_fn_ = pick_plane_fn<I8Sink>(geo_.kh, geo_.kw);
+    return Status::Ok();
+  }
+
+  void run(const KernelContext& ctx) override {
+    const int8_t* x = ctx.in<int8_t>(0);
+    int8_t* y = ctx.out<int8_t>(0);
+    const int64_t planes = geo_.batch * geo_.channels;
+    const int nt = std::min(std::max(1, ctx.num_threads), scratch_.slots());
+    const int64_t in_plane = geo_.h * geo_.w, out_plane = geo_.oh * geo_.ow, taps = geo_.kh * geo_.kw;
+    const I8Source src{zp_x_};
+    run_planes(scratch_, x, in_plane, planes, nt, src, [&](int64_t p, const float* s) {
+      const int64_t c = p % geo_.channels;
+      I8Sink sink;
+      sink.bias = bias_[static_cast<size_t>(c)];
+      sink.mult = out_.mult[static_cast<size_t>(c)];
+      sink.zp_y = out_.zp_y;
+      sink.lo = static_cast<int8_t>(out_.clamp.lo);
+      sink.hi = static_cast<int8_t>(out_.clamp.hi);
+      plane_fn_(s, geo_.off, weights_.data() + c * taps, geo_.flat_vecs, store_, y + p * out_plane, sink);
+    });
+  }
+
+ private:
+  DwGeometry geo_;
+  int32_t zp_x_ = 0;
+  Int8Output out_;
+  std::vector<float> weights_;
+  std::vector<int32_t> bias_;
+  DwScratch<I8Source> scratch_;
+  StorePlan store_;
+  PlaneFn<I8Sink> plane_fn_ = nullptr;
+};
+
+}  // namespace
+
+// Tests: lets the kernels take every output width (1), or restores the default (< 1); returns
+// the previous setting. Not thread-safe: call before kernels are selected.
+int x86_depthwise_set_min_output_width(int width) {
+  const int previous = g_min_output_width;
+  g_min_output_width = width < 1 ? 24 : width;
+  return previous;
+}
+
+ORKNN_REGISTER_KERNEL(Conv, "x86_dw_f32", 20, supports_dw_f32, DepthwiseF32);
+ORKNN_REGISTER_KERNEL(Conv, "x86_dw_int8", 20, supports_dw_int8, DepthwiseInt8);
+
+}  // namespace orknn

@@ -1,0 +1,304 @@
+// AVX-512 kernels of the float element-wise ops that dominate mobile networks outside convolution
+// (efficientnet's SiLU = Sigmoid then Mul, squeeze-and-excitation scaling, residual Add), run on all
+// the node's threads:
+//   * Sigmoid (float32): 1 / (1 + e^-x) with a vectorised e^x (below). Within the float tolerance
+//     of the reference kernel (kernels/ref/elementwise.cc, std::exp), not bit-exact: e^x here is
+//     within about 2 float ulps, so sigmoid differs from the reference by a few ulps at most.
+//   * Add, Sub, Mul, Div (float32) when each input either has the output's shape or is constant
+//     along a trailing block of the output (e.g. [N,C,1,1] or [C,1,1] against [N,C,H,W], or a
+//     scalar). One IEEE operation per element, as the reference does: bit-identical to it.
+//   * the quantized (int8) unary ops: the reference kernel's 256-entry table (output code per input
+//     code), looked up 64 codes at a time with AVX-512 VBMI byte permutes. The table is made by
+//     running the reference kernel itself on all 256 codes, so the result is bit-exact by
+//     construction.
+// Everything else (other broadcasts, other dtypes) stays on the other kernels.
+// Compiled with function target attributes; supports() checks the CPU at run time.
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 false positive in its intrinsics
+
+#include "kernels/kernel.h"
+#include "kernels/x86/broadcast_blocks.h"
+
+namespace orknn {
+namespace {
+
+bool cpu_has_avx512f() {
+  static const bool ok = __builtin_cpu_supports("avx512f");
+  return ok;
+}
+
+// Below this many elements per thread, waking another thread costs more than it saves.
+constexpr int64_t kMinElementsPerThread = 16384;
+
+int threads_for(int64_t elements, int num_threads) {
+  const int64_t by_size = std::max<int64_t>(1, elements / kMinElementsPerThread);
+  return static_cast<int>(std::min<int64_t>(std::max(1, num_threads), by_size));
+}
+
+// [begin, end) of part `t` of `n` items split into `parts` nearly equal, 16-aligned ranges.
+void split_range(int64_t n, int parts, int t, int64_t* begin, int64_t* end) {
+  const int64_t blocks = (n + 15) / 16;
+  *begin = std::min(n, blocks * t / parts * 16);
+  *end = std::min(n, blocks * (t + 1) / parts * 16);
+}
+
+// ------------------------------------------------------------------------------------ Sigmoid
+
+// e^t for t clamped to [-104, 104]: t = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two parts so
+// n ln2 is exact enough), e^r by its degree-6 Taylor polynomial (truncation below 1.2e-7
+// relative), then scaled by 2^n with scalef, which gives +inf past FLT_MAX and 0/denormals below,
+// as std::exp does. NaN propagates through every step.
+__attribute__((target("avx512f"))) inline __m512 exp_avx512(__m512 t) {
+  t = _mm512_min_ps(_mm512_set1_ps(104.f), t);  // (NaN in the second operand is returned)
+  t = _mm512_max_ps(_mm512_set1_ps(-104.f), t);
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), t);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.f / 720.f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 120.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 24.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 6.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
+  return _mm512_scalef_ps(p, n);
+}
+
+__attribute__((target("avx512f"))) void sigmoid_range(const float* x, float* y, int64_t begin, int64_t end) {
+  const __m512 one = _mm512_set1_ps(1.f);
+  for (int64_t i = begin; i < end; i += 16) {
+    const __mmask16 m = end - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (end - i)) - 1);
+    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    const __m512 e = exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(), v));
+    _mm512_mask_storeu_ps(y + i, m, _mm512_div_ps(one, _mm512_add_ps(one, e)));
+  }
+}
+
+bool supports_sigmoid_f32(const Graph& g, const Node& n) {
+  if (!cpu_has_avx512f() || is_quantized_node(g, n)) return false;
+  if (n.inputs.size() != 1 || n.outputs.size() != 1 || n.inputs[0] < 0 || n.outputs[0] < 0) return false;
+  return g.tensor(n.inputs[0]).dtype == DType::kF32 && g.tensor(n.outputs[0]).dtype == DType::kF32;
+}
+
+void sigmoid_kernel(const KernelContext& ctx) {
+  const int64_t n = ctx.out_tensor(0).numel();
+  const float* x = ctx.in<float>(0);
+  float* y = ctx.out<float>(0);
+  const int nt = threads_for(n, ctx.num_threads);
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    int64_t b, e;
+    split_range(n, omp_get_num_threads(), omp_get_thread_num(), &b, &e);
+    sigmoid_range(x, y, b, e);
+  }
+}
+
+// ------------------------------------------------------------------------- Add/Sub/Mul/Div
+
+enum class BinOp { kAdd, kSub, kMul, kDiv };
+
+bool supports_binary_f32(const Graph& g, const Node& n) {
+  if (!cpu_has_avx512f() || is_quantized_node(g, n)) return false;
+  if (n.inputs.size() != 2 || n.outputs.size() != 1 || n.inputs[0] < 0 || n.inputs[1] < 0 || n.outputs[0] < 0)
+    return false;
+  const Tensor& a = g.tensor(n.inputs[0]);
+  const Tensor& b = g.tensor(n.inputs[1]);
+  const Tensor& y = g.tensor(n.outputs[0]);
+  if (a.dtype != DType::kF32 || b.dtype != DType::kF32 || y.dtype != DType::kF32) return false;
+  return broadcast_blocks(a.shape, b.shape, y.shape).ok;
+}
+
+template <BinOp kOp>
+__attribute__((target("avx512f"))) inline __m512 apply(__m512 a, __m512 b) {
+  if constexpr (kOp == BinOp::kAdd) return _mm512_add_ps(a, b);
+  if constexpr (kOp == BinOp::kSub) return _mm512_sub_ps(a, b);
+  if constexpr (kOp == BinOp::kMul) return _mm512_mul_ps(a, b);
+  return _mm512_div_ps(a, b);
+}
+
+// Elements [begin, end) of block `o` (offsets inside the block); a_full / b_full say which
+// operands advance per element (the other is the block's scalar).
+template <BinOp kOp>
+__attribute__((target("avx512f"))) void binary_block(const float* a, const float* b, float* y, int64_t o,
+                                                     int64_t inner, int64_t begin, int64_t end, bool a_full,
+                                                     bool b_full) {
+  const float* pa = a_full ? a + o * inner : nullptr;
+  const float* pb = b_full ? b + o * inner : nullptr;
+  const __m512 sa = a_full ? _mm512_setzero_ps() : _mm512_set1_ps(a[o]);
+  const __m512 sb = b_full ? _mm512_setzero_ps() : _mm512_set1_ps(b[o]);
+  float* py = y + o * inner;
+  for (int64_t i = begin; i < end; i += 16) {
+    const __mmask16 m = end - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (end - i)) - 1);
+    const __m512 va = a_full ? _mm512_maskz_loadu_ps(m, pa + i) : sa;
+    const __m512 vb = b_full ? _mm512_maskz_loadu_ps(m, pb + i) : sb;
+    _mm512_mask_storeu_ps(py + i, m, apply<kOp>(va, vb));
+  }
+}
+
+template <BinOp kOp>
+class BinaryF32Avx512 : public Kernel {
+ public:
+  Status prepare(const KernelContext& ctx) override {
+    geo_ = broadcast_blocks(ctx.in_tensor(0).shape, ctx.in_tensor(1).shape, ctx.out_tensor(0).shape);
+    if (!geo_.ok) return ORKNN_ERR(kFail, "node '%s': avx512_f32 binary kernel given unsupported shapes",
+                                   ctx.node->name.c_str());
+    return Status::Ok();
+  }
+  void run(const KernelContext& ctx) override {
+    const float* a = ctx.in<float>(0);
+    const float* b = ctx.in<float>(1);
+    float* y = ctx.out<float>(0);
+    const BroadcastBlocks& g = geo_;
+    const int nt = threads_for(g.outer * g.inner, ctx.num_threads);
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+      const int parts = omp_get_num_threads(), t = omp_get_thread_num();
+      if (g.outer >= parts) {  // whole blocks per thread
+        const int64_t ob = g.outer * t / parts, oe = g.outer * (t + 1) / parts;
+        for (int64_t o = ob; o < oe; ++o) binary_block<kOp>(a, b, y, o, g.inner, 0, g.inner, g.a_full, g.b_full);
+      } else {  // few large blocks: split each block
+        for (int64_t o = 0; o < g.outer; ++o) {
+          int64_t ib, ie;
+          split_range(g.inner, parts, t, &ib, &ie);
+          binary_block<kOp>(a, b, y, o, g.inner, ib, ie, g.a_full, g.b_full);
+        }
+      }
+    }
+  }
+
+ private:
+  BroadcastBlocks geo_;
+};
+
+// ------------------------------------------------------------- quantized unary ops: table lookup
+
+bool cpu_has_avx512vbmi() {
+  static const bool ok = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi");
+  return ok;
+}
+
+bool is_q8_per_tensor(const Tensor& t) {
+  return t.dtype == DType::kI8 && t.quant.scale.size() == 1 && t.quant.zero_point.size() <= 1;
+}
+
+bool supports_table_q8(const Graph& g, const Node& n) {
+  if (!cpu_has_avx512vbmi() || !is_quantized_node(g, n)) return false;
+  // One data input; parameter inputs (Clip's min/max) were moved into attributes by infer (-1).
+  if (n.inputs.empty() || n.outputs.size() != 1 || n.inputs[0] < 0 || n.outputs[0] < 0) return false;
+  for (size_t i = 1; i < n.inputs.size(); ++i)
+    if (n.inputs[i] >= 0) return false;
+  const Tensor& x = g.tensor(n.inputs[0]);
+  const Tensor& y = g.tensor(n.outputs[0]);
+  return is_q8_per_tensor(x) && is_q8_per_tensor(y) && x.shape == y.shape;
+}
+
+// y[i] = table[uint8(x[i])] for i in [begin, end).
+__attribute__((target("avx512f,avx512bw,avx512vbmi"))) void lookup_range(const uint8_t* table, const uint8_t* x,
+                                                                         uint8_t* y, int64_t begin, int64_t end) {
+  const __m512i t0 = _mm512_loadu_si512(table), t1 = _mm512_loadu_si512(table + 64);
+  const __m512i t2 = _mm512_loadu_si512(table + 128), t3 = _mm512_loadu_si512(table + 192);
+  for (int64_t i = begin; i < end; i += 64) {
+    const __mmask64 m = end - i >= 64 ? ~__mmask64(0) : (__mmask64(1) << (end - i)) - 1;
+    const __m512i idx = _mm512_maskz_loadu_epi8(m, x + i);
+    const __m512i lo = _mm512_permutex2var_epi8(t0, idx, t1);  // entries 0..127 (index bits 0-6)
+    const __m512i hi = _mm512_permutex2var_epi8(t2, idx, t3);  // entries 128..255
+    _mm512_mask_storeu_epi8(y + i, m, _mm512_mask_blend_epi8(_mm512_movepi8_mask(idx), lo, hi));
+  }
+}
+
+class TableQ8Avx512 : public Kernel {
+ public:
+  Status prepare(const KernelContext& ctx) override {
+    // A one-node graph of the same op, attributes and parameters on 256 elements: the reference
+    // kernel maps every code, which is the table.
+    Graph g;
+    const int xi = g.add_tensor("codes", {256}, DType::kI8);
+    const int yi = g.add_tensor("table", {256}, DType::kI8);
+    g.tensor(xi).quant = ctx.in_tensor(0).quant;
+    g.tensor(yi).quant = ctx.out_tensor(0).quant;
+    Node n;
+    n.name = ctx.node->name;
+    n.op = ctx.node->op;
+    n.attrs = ctx.node->attrs;
+    n.inputs = {xi};
+    n.outputs = {yi};
+    std::string name;
+    std::unique_ptr<Kernel> ref = create_kernel(g, n, /*allow_fast=*/false, &name);
+    if (!ref) return ORKNN_ERR(kFail, "node '%s': no reference kernel to build the int8 table from", n.name.c_str());
+    uint8_t codes[256];
+    for (int c = 0; c < 256; ++c) codes[c] = static_cast<uint8_t>(c);
+    KernelContext rc;
+    rc.graph = &g;
+    rc.node = &n;
+    rc.inputs = {codes};
+    rc.outputs = {table_};
+    ORKNN_RETURN_IF_ERROR(ref->prepare(rc));
+    ref->run(rc);
+    return Status::Ok();
+  }
+  void run(const KernelContext& ctx) override {
+    const int64_t n = ctx.out_tensor(0).numel();
+    const uint8_t* x = ctx.in<uint8_t>(0);
+    uint8_t* y = ctx.out<uint8_t>(0);
+    const int nt = threads_for(n / 4, ctx.num_threads);  // bytes, not floats: 4x more per thread
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+      const int parts = omp_get_num_threads(), t = omp_get_thread_num();
+      const int64_t blocks = (n + 63) / 64;
+      lookup_range(table_, x, y, std::min(n, blocks * t / parts * 64), std::min(n, blocks * (t + 1) / parts * 64));
+    }
+  }
+
+ private:
+  alignas(64) uint8_t table_[256] = {};
+};
+
+}  // namespace
+
+#define ORKNN_REGISTER_TABLE_Q8(OPNAME) \
+  ORKNN_REGISTER_KERNEL(OPNAME, "avx512_int8_table", 10, supports_table_q8, TableQ8Avx512)
+// The ops whose quantized reference kernel is a per-element table (kernels/ref/elementwise.cc).
+ORKNN_REGISTER_TABLE_Q8(Relu);
+ORKNN_REGISTER_TABLE_Q8(Neg);
+ORKNN_REGISTER_TABLE_Q8(Abs);
+ORKNN_REGISTER_TABLE_Q8(Sign);
+ORKNN_REGISTER_TABLE_Q8(Clip);
+ORKNN_REGISTER_TABLE_Q8(Sigmoid);
+ORKNN_REGISTER_TABLE_Q8(Tanh);
+ORKNN_REGISTER_TABLE_Q8(Erf);
+ORKNN_REGISTER_TABLE_Q8(Exp);
+ORKNN_REGISTER_TABLE_Q8(Log);
+ORKNN_REGISTER_TABLE_Q8(Sqrt);
+ORKNN_REGISTER_TABLE_Q8(Reciprocal);
+ORKNN_REGISTER_TABLE_Q8(Floor);
+ORKNN_REGISTER_TABLE_Q8(Ceil);
+ORKNN_REGISTER_TABLE_Q8(Sin);
+ORKNN_REGISTER_TABLE_Q8(Cos);
+ORKNN_REGISTER_TABLE_Q8(Round);
+ORKNN_REGISTER_TABLE_Q8(Softplus);
+ORKNN_REGISTER_TABLE_Q8(Mish);
+ORKNN_REGISTER_TABLE_Q8(LeakyRelu);
+ORKNN_REGISTER_TABLE_Q8(Elu);
+ORKNN_REGISTER_TABLE_Q8(Selu);
+ORKNN_REGISTER_TABLE_Q8(HardSigmoid);
+ORKNN_REGISTER_TABLE_Q8(HardSwish);
+ORKNN_REGISTER_TABLE_Q8(Gelu);
+#undef ORKNN_REGISTER_TABLE_Q8
+
+static KernelRegistrar kSigmoidAvx512Reg(KernelEntry{OpId::Sigmoid, "avx512_f32", 10, supports_sigmoid_f32, []() -> std::unique_ptr<Kernel> {
+  return std::make_unique<FnKernel>(sigmoid_kernel);
+}});
+ORKNN_REGISTER_KERNEL(Add, "avx512_f32", 10, supports_binary_f32, BinaryF32Avx512<BinOp::kAdd>);
+ORKNN_REGISTER_KERNEL(Sub, "avx512_f32", 10, supports_binary_f32, BinaryF32Avx512<BinOp::kSub>);
+ORKNN_REGISTER_KERNEL(Mul, "avx512_f32", 10, supports_binary_f32, BinaryF32Avx512<BinOp::kMul>);
+ORKNN_REGISTER_KERNEL(Div, "avx512_f32", 10, supports_binary_f32, BinaryF32Avx512<BinOp::kDiv>);
+
+}  // namespace orknn

@@ -1,0 +1,237 @@
+// The AVX-512 float element-wise kernels (kernels/x86/elementwise_avx512.cc) against the reference
+// kernels: Add/Sub/Mul/Div bit-identical (one IEEE operation per element either way), Sigmoid
+// within a few float ulps of 1 / (1 + std::exp(-x)), both with 1 and 2 threads, on vector tails,
+// every broadcast form the kernel takes, and the special values. Shapes it must decline stay on
+// the reference kernel.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.h"
+#include "testutil/op_harness.h"
+
+namespace orknn {
+namespace {
+
+using test::OpResult;
+using test::TensorData;
+
+constexpr const char* kFast = "avx512_f32";
+
+bool fast_available() { return __builtin_cpu_supports("avx512f"); }
+
+std::vector<float> out_f32(const OpResult& r) { return r.outputs.at(0).as<float>(); }
+
+bool same_bits(float a, float b) {
+  if (std::isnan(a) && std::isnan(b)) return true;
+  uint32_t x, y;
+  std::memcpy(&x, &a, 4);
+  std::memcpy(&y, &b, 4);
+  return x == y;
+}
+
+// ---------------------------------------------------------------------------- Add/Sub/Mul/Div
+
+struct BinaryCase {
+  Shape a, b;
+};
+
+std::string shape_str(const Shape& s) {
+  std::string t = "[";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? "," : "") + std::to_string(s[i]);
+  return t + "]";
+}
+
+void expect_binary_identical(OpId op, const BinaryCase& c, uint32_t seed) {
+  const std::string what = shape_str(c.a) + " op " + shape_str(c.b);
+  SCOPED_TRACE(what);
+  std::vector<float> a = test::random_floats(static_cast<size_t>(shape_numel(c.a)), seed, -2.f, 2.f);
+  std::vector<float> b = test::random_floats(static_cast<size_t>(shape_numel(c.b)), seed + 7, 0.25f, 2.f);
+  // Special values in the full operand: signed zeros, infinities, NaN, a denormal.
+  const float specials[] = {0.f, -0.f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN(), 1e-40f};
+  for (size_t i = 0; i < std::size(specials) && i < a.size(); ++i) a[i * 3 % a.size()] = specials[i];
+  const std::vector<TensorData> in = {TensorData::f32(c.a, a), TensorData::f32(c.b, b)};
+  const OpResult ref = test::run_op(op, Attrs(), in, 1, "ref");
+  ASSERT_TRUE(ref.status.ok()) << ref.status.message();
+  const std::vector<float> want = out_f32(ref);
+  for (int threads : {1, 2}) {
+    const OpResult got = test::run_op(op, Attrs(), in, 1, kFast, threads);
+    ASSERT_TRUE(got.status.ok()) << got.status.message();
+    ASSERT_EQ(got.kernel_name, kFast);
+    ASSERT_EQ(got.outputs.at(0).shape, ref.outputs.at(0).shape);
+    const std::vector<float> have = out_f32(got);
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < want.size(); ++i)
+      if (!same_bits(have[i], want[i]) && bad++ == 0) first = i;
+    EXPECT_EQ(bad, 0u) << "threads=" << threads << ": first difference at " << first << ": " << have[first]
+                       << " vs reference " << want[first];
+  }
+}
+
+std::vector<BinaryCase> binary_cases() {
+  std::vector<BinaryCase> cases;
+  for (int64_t w : {1, 15, 16, 17, 33}) cases.push_back({{1, 3, 2, w}, {1, 3, 2, w}});  // same shape, tails
+  cases.push_back({{1, 40, 56, 56}, {1, 40, 56, 56}});   // large: both threads work
+  cases.push_back({{1, 40, 28, 28}, {1, 40, 1, 1}});     // squeeze-and-excitation scale
+  cases.push_back({{1, 40, 1, 1}, {1, 40, 28, 28}});     // broadcast operand first
+  cases.push_back({{2, 5, 7, 9}, {2, 5, 1, 1}});         // batch 2, per (n, c) scalar
+  cases.push_back({{1, 6, 5, 19}, {6, 1, 1}});           // fewer dims, leading output dim 1
+  cases.push_back({{1, 2, 300, 300}, {1, 2, 1, 1}});     // few large blocks: split inside a block
+  cases.push_back({{2, 3, 4, 5}, {}});                   // rank-0 scalar
+  cases.push_back({{1}, {2, 3, 4, 5}});                  // rank-1 scalar first
+  cases.push_back({{4, 6, 10}, {4, 6, 1}});              // 3-D, per-row scalar
+  return cases;
+}
+
+TEST(ElementwiseX86, BinaryOpsAreBitIdenticalToReference) {
+  if (!fast_available()) GTEST_SKIP() << "no AVX-512F";
+  uint32_t seed = 1;
+  for (OpId op : {OpId::Add, OpId::Sub, OpId::Mul, OpId::Div})
+    for (const BinaryCase& c : binary_cases()) {
+      SCOPED_TRACE(std::string(find_op(op)->name));
+      expect_binary_identical(op, c, seed++);
+    }
+}
+
+TEST(ElementwiseX86, BinaryDeclinesOtherBroadcasts) {
+  if (!fast_available()) GTEST_SKIP() << "no AVX-512F";
+  // Each input broadcast in a different direction, a periodic operand ([C,1,1] against batch 2), and
+  // a broadcast along a middle axis only: none is "full or block-constant".
+  const BinaryCase declined[] = {{{1, 3, 1, 5}, {1, 1, 4, 5}}, {{2, 3, 4, 5}, {3, 1, 1}}, {{2, 3, 4, 5}, {2, 1, 4, 5}},
+                                 {{2, 3, 4, 5}, {5}}};
+  for (const BinaryCase& c : declined) {
+    SCOPED_TRACE(shape_str(c.a) + " op " + shape_str(c.b));
+    const std::vector<TensorData> in = {
+        TensorData::f32(c.a, test::random_floats(static_cast<size_t>(shape_numel(c.a)), 3)),
+        TensorData::f32(c.b, test::random_floats(static_cast<size_t>(shape_numel(c.b)), 4))};
+    const OpResult best = test::run_op(OpId::Mul, Attrs(), in, 1, "");
+    ASSERT_TRUE(best.status.ok()) << best.status.message();
+    EXPECT_NE(best.kernel_name, kFast);
+  }
+  // Integer tensors (shape arithmetic) are not this kernel's either.
+  const std::vector<TensorData> ints = {TensorData::i64({4}, {1, 2, 3, 4}, false), TensorData::i64({4}, {4, 3, 2, 1}, false)};
+  const OpResult best = test::run_op(OpId::Add, Attrs(), ints, 1, "");
+  ASSERT_TRUE(best.status.ok()) << best.status.message();
+  EXPECT_NE(best.kernel_name, kFast);
+}
+
+// ----------------------------------------------------------------------------------- Sigmoid
+
+// 1 / (1 + e^-x) in double: the exact function, to bound both kernels' error independently.
+double sigmoid_exact(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+TEST(ElementwiseX86, SigmoidWithinUlpsOfReference) {
+  if (!fast_available()) GTEST_SKIP() << "no AVX-512F";
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x = test::random_floats(200000, 11, -20.f, 20.f);
+  // Range ends and special values: where e^-x overflows/underflows, rounds to 1, and the clamps.
+  const float specials[] = {0.f,   -0.f,    1e-30f,  -1e-30f, 87.f,   88.7f,  89.f,  -87.f,   -88.7f,
+                            -89.f, -103.9f, -104.f,  -105.f,  104.f,  200.f,  -200.f, inf,   -inf,
+                            17.f,  -17.f,   16.6355f, 0.5f,  -0.5f,   3.4e38f, -3.4e38f};
+  for (size_t i = 0; i < std::size(specials); ++i) x[i] = specials[i];
+  x[std::size(specials)] = std::numeric_limits<float>::quiet_NaN();
+  for (size_t n : {size_t(1), size_t(15), size_t(17), size_t(33), x.size()}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    const std::vector<float> xs(x.begin(), x.begin() + static_cast<std::ptrdiff_t>(n));
+    const std::vector<TensorData> in = {TensorData::f32({static_cast<int64_t>(n)}, xs)};
+    const OpResult ref = test::run_op(OpId::Sigmoid, Attrs(), in, 1, "ref");
+    ASSERT_TRUE(ref.status.ok()) << ref.status.message();
+    const std::vector<float> want = out_f32(ref);
+    for (int threads : {1, 2}) {
+      const OpResult got = test::run_op(OpId::Sigmoid, Attrs(), in, 1, kFast, threads);
+      ASSERT_TRUE(got.status.ok()) << got.status.message();
+      ASSERT_EQ(got.kernel_name, kFast);
+      const std::vector<float> have = out_f32(got);
+      double worst_rel = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (std::isnan(xs[i])) {
+          EXPECT_TRUE(std::isnan(have[i])) << "NaN in, " << have[i] << " out";
+          continue;
+        }
+        const double exact = sigmoid_exact(xs[i]);
+        // Relative error against the exact value (8 float ulps), plus the smallest normal float as
+        // an absolute floor: where 1 + e^-x overflows, float gives 0 for a denormal exact value.
+        const double err = std::fabs(have[i] - exact);
+        if (exact > 1.2e-38) worst_rel = std::max(worst_rel, err / exact);
+        ASSERT_LE(err, 8 * 6e-8 * exact + 1.2e-38) << "x=" << xs[i] << ": " << have[i] << ", exact " << exact;
+        ASSERT_LE(std::fabs(have[i] - want[i]), 1e-6f * std::max(1e-30f, std::fabs(want[i])) + 1.2e-38f)
+            << "x=" << xs[i] << ": " << have[i] << " vs reference " << want[i];
+        ASSERT_GE(have[i], 0.f);
+        ASSERT_LE(have[i], 1.f);
+      }
+      ::testing::Test::RecordProperty("sigmoid_worst_rel_t" + std::to_string(threads), std::to_string(worst_rel));
+    }
+  }
+}
+
+// ------------------------------------------------------------- quantized unary ops: table lookup
+
+bool vbmi_available() { return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi"); }
+
+TEST(ElementwiseX86, QuantizedUnaryTableIsBitExactWithReference) {
+  if (!vbmi_available()) GTEST_SKIP() << "no AVX-512 VBMI";
+  struct Case {
+    OpId op;
+    Attrs attrs;
+    float s_x, s_y;
+    int32_t zp_x, zp_y;
+  };
+  Attrs leaky;
+  leaky.set_float("alpha", 0.1f);
+  Attrs clip;
+  clip.set_float("min", -0.5f);
+  clip.set_float("max", 1.5f);
+  const Case cases[] = {{OpId::Sigmoid, Attrs(), 0.05f, 1.f / 256, 3, -128},
+                        {OpId::Tanh, Attrs(), 0.03f, 1.f / 128, -7, 0},
+                        {OpId::HardSwish, Attrs(), 0.04f, 0.035f, 11, -101},
+                        {OpId::LeakyRelu, leaky, 0.02f, 0.02f, -1, -1},
+                        {OpId::Clip, clip, 0.01f, 0.008f, 0, -64},
+                        {OpId::Exp, Attrs(), 0.02f, 0.05f, 5, -128}};
+  // Every code, several times over, then lengths around the 64-byte vector (tails) and a large
+  // tensor for 2 threads.
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(find_op(c.op)->name));
+    for (int64_t n : {int64_t(1), int64_t(63), int64_t(64), int64_t(65), int64_t(256 * 5 + 17), int64_t(300000)}) {
+      std::vector<int8_t> x(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = static_cast<int8_t>((i * 37 + 11) & 0xFF);
+      TensorData in = TensorData::of(Shape{n}, x, DType::kI8);
+      in.quant.scale = {c.s_x};
+      in.quant.zero_point = {c.zp_x};
+      QuantParams qy;
+      qy.scale = {c.s_y};
+      qy.zero_point = {c.zp_y};
+      const OpResult ref = test::run_op(c.op, c.attrs, {in}, 1, "ref", 1, {qy});
+      ASSERT_TRUE(ref.status.ok()) << ref.status.message();
+      ASSERT_EQ(ref.kernel_name, "ref_int8");
+      for (int threads : {1, 2}) {
+        const OpResult got = test::run_op(c.op, c.attrs, {in}, 1, "avx512_int8_table", threads, {qy});
+        ASSERT_TRUE(got.status.ok()) << got.status.message();
+        ASSERT_EQ(got.kernel_name, "avx512_int8_table");
+        EXPECT_EQ(got.outputs.at(0).as<int8_t>(), ref.outputs.at(0).as<int8_t>()) << "n=" << n << " threads=" << threads;
+      }
+    }
+  }
+}
+
+TEST(ElementwiseX86, SigmoidDeclinesQuantizedNodes) {
+  if (!fast_available()) GTEST_SKIP() << "no AVX-512F";
+  QuantParams q;
+  q.scale = {0.05f};
+  q.zero_point = {3};
+  TensorData x = TensorData::of(Shape{64}, std::vector<int8_t>(64, 5), DType::kI8);
+  x.quant = q;
+  QuantParams qy;
+  qy.scale = {1.f / 256};
+  qy.zero_point = {-128};
+  const OpResult best = test::run_op(OpId::Sigmoid, Attrs(), {x}, 1, "", 1, {qy});
+  ASSERT_TRUE(best.status.ok()) << best.status.message();
+  EXPECT_NE(best.kernel_name, kFast);
+}
+
+}  // namespace
+}  // namespace orknn
