@@ -88,6 +88,31 @@ struct DwCase {
   int64_t out_w() const { return (w + pads[1] + pads[3] - ((kw - 1) * dilation + 1)) / sw + 1; }
 };
 
+// Pad patterns of the shape-class sweeps (top, left, bottom, right), asymmetric ones included.
+const std::vector<int64_t> kPadSets[] = {{0, 0, 0, 0}, {1, 1, 1, 1}, {2, 2, 2, 2},
+                                         {0, 1, 2, 0}, {2, 0, 1, 3}, {1, 2, 0, 1}};
+
+// One case of the shape-class sweeps: kernel kh x kw, strides sh x sw, the given pads, and the
+// input width that gives output width ow (the largest one, so stride 2 also sees an odd leftover
+// column half the time); height, channels, batch and bias vary with ow. False when no input width
+// gives ow. The activation is left to the caller.
+bool shape_class_case(int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ow, const std::vector<int64_t>& pads,
+                      DwCase* d) {
+  d->kh = kh;
+  d->kw = kw;
+  d->sh = sh;
+  d->sw = sw;
+  d->pads = pads;
+  d->w = std::max<int64_t>(1, (ow - 1) * sw + kw - pads[1] - pads[3] + (ow % 2 ? sw - 1 : 0));
+  if (d->w + pads[1] + pads[3] < kw || d->out_w() != ow) return false;
+  d->h = 3 + ow % 7;
+  if (d->h + pads[0] + pads[2] < kh) d->h = kh;
+  d->c = ow % 2 ? 3 : 5;
+  d->n = ow % 3 == 0 ? 2 : 1;
+  d->bias = ow % 4 != 1;
+  return true;
+}
+
 Attrs dw_attrs(const DwCase& d) {
   Attrs a;
   a.set_ints("kernel_shape", {d.kh, d.kw});
@@ -141,8 +166,6 @@ void check_f32(const DwCase& d, uint32_t seed, const char* want_kernel) {
 
 TEST(DepthwiseX86F32, EveryShapeClassMatchesReference) {
   REQUIRE_DW_KERNEL(kF32Kernel);
-  const std::vector<std::vector<int64_t>> pad_sets = {{0, 0, 0, 0}, {1, 1, 1, 1}, {2, 2, 2, 2}, {0, 1, 2, 0},
-                                                      {2, 0, 1, 3}, {1, 2, 0, 1}};
   uint32_t seed = 1;
   int cases = 0;
   for (int64_t kh : {3, 5})
@@ -151,21 +174,9 @@ TEST(DepthwiseX86F32, EveryShapeClassMatchesReference) {
         for (int64_t sw : {1, 2})
           for (int64_t ow = 1; ow <= 17; ++ow) {
             DwCase d;
-            d.kh = kh;
-            d.kw = kw;
-            d.sh = sh;
-            d.sw = sw;
-            d.pads = pad_sets[static_cast<size_t>(ow + kh + sw) % pad_sets.size()];
-            // Input width giving output width ow (the largest one, so stride 2 also sees an odd
-            // leftover column half the time).
-            d.w = std::max<int64_t>(1, (ow - 1) * sw + kw - d.pads[1] - d.pads[3] + (ow % 2 ? sw - 1 : 0));
-            if (d.w + d.pads[1] + d.pads[3] < kw) continue;
-            if (d.out_w() != ow) continue;
-            d.h = 3 + ow % 7;
-            if (d.h + d.pads[0] + d.pads[2] < kh) d.h = kh;
-            d.c = ow % 2 ? 3 : 5;
-            d.n = ow % 3 == 0 ? 2 : 1;
-            d.bias = ow % 4 != 1;
+            if (!shape_class_case(kh, kw, sh, sw, ow, kPadSets[static_cast<size_t>(ow + kh + sw) % std::size(kPadSets)],
+                                  &d))
+              continue;
             d.act = kFloatActs[static_cast<size_t>(ow) % (sizeof(kFloatActs) / sizeof(kFloatActs[0]))];
             check_f32(d, seed, kF32Kernel);
             seed += 3;
@@ -384,8 +395,6 @@ TEST(DepthwiseX86Selection, NarrowInt8PlanesStayOnOnednnByDefault) {
 
 TEST(DepthwiseX86Int8, EveryShapeClassBitExact) {
   REQUIRE_DW_KERNEL(kI8Kernel);
-  const std::vector<std::vector<int64_t>> pad_sets = {{0, 0, 0, 0}, {1, 1, 1, 1}, {2, 2, 2, 2}, {0, 1, 2, 0},
-                                                      {2, 0, 1, 3}, {1, 2, 0, 1}};
   const int32_t zps[] = {0, -37, 101, -128, 127, 3, -1};
   uint32_t seed = 5000;
   int cases = 0;
@@ -396,19 +405,9 @@ TEST(DepthwiseX86Int8, EveryShapeClassBitExact) {
           for (int64_t ow = 1; ow <= 17; ++ow) {
             QCase q;
             DwCase& d = q.d;
-            d.kh = kh;
-            d.kw = kw;
-            d.sh = sh;
-            d.sw = sw;
-            d.pads = pad_sets[static_cast<size_t>(ow + kw + sh) % pad_sets.size()];
-            d.w = std::max<int64_t>(1, (ow - 1) * sw + kw - d.pads[1] - d.pads[3] + (ow % 2 ? sw - 1 : 0));
-            if (d.w + d.pads[1] + d.pads[3] < kw) continue;
-            if (d.out_w() != ow) continue;
-            d.h = 3 + ow % 7;
-            if (d.h + d.pads[0] + d.pads[2] < kh) d.h = kh;
-            d.c = ow % 2 ? 3 : 5;
-            d.n = ow % 3 == 0 ? 2 : 1;
-            d.bias = ow % 4 != 1;
+            if (!shape_class_case(kh, kw, sh, sw, ow, kPadSets[static_cast<size_t>(ow + kw + sh) % std::size(kPadSets)],
+                                  &d))
+              continue;
             d.act = kInt8Acts[static_cast<size_t>(ow) % (sizeof(kInt8Acts) / sizeof(kInt8Acts[0]))];
             q.zp_x = zps[static_cast<size_t>(ow) % 7];
             q.zp_y = zps[static_cast<size_t>(ow + 3) % 7];
