@@ -294,7 +294,8 @@ struct ConvCase {
   std::vector<int64_t> out_pad;  // ConvTranspose output_padding
 };
 
-void run_conv_case(const ConvCase& cs, uint32_t seed) {
+// `kernel`: the fast kernel to check (default: the oneDNN one for the op).
+void run_conv_case(const ConvCase& cs, uint32_t seed, const char* kernel = nullptr) {
   SCOPED_TRACE(cs.label);
   const size_t sp = cs.x.size() - 2;
   const test::q8t::NaiveConvGeometry geo{cs.x,   cs.oc,      cs.group, cs.k,         cs.strides,
@@ -353,7 +354,7 @@ void run_conv_case(const ConvCase& cs, uint32_t seed) {
   if (cs.transposed) n.attrs.set_ints("output_padding", cs.out_pad.empty() ? std::vector<int64_t>(sp, 0) : cs.out_pad);
   set_act(n, cs.act);
 
-  const std::string fast = cs.transposed ? "onednn_deconv_int8" : "onednn_conv_int8";
+  const std::string fast = kernel ? kernel : cs.transposed ? "onednn_deconv_int8" : "onednn_conv_int8";
   const bool ran = check_fast(g, n, fast, {x}, want);
   if (cs.must_run) EXPECT_TRUE(ran) << fast << " declined the node";
   if (!ran) std::printf("  [info] %s: %s declined the node\n", cs.label.c_str(), fast.c_str());
@@ -617,6 +618,95 @@ TEST(Int8FastVsRef, Conv) {
   g_ref_comparisons = 0;
   for (const ConvCase& c : conv_cases()) run_conv_case(c, seed++);
   std::printf("  [info] %d cases also compared with ref_int8\n", g_ref_comparisons);
+}
+
+}  // namespace
+namespace onednn {
+int64_t onednn_conv_int8_set_band_bytes(int64_t bytes);  // src/kernels/onednn/conv_int8.cc
+}
+int64_t x86_pointwise_int8_set_min_pixels(int64_t pixels);  // src/kernels/x86/pointwise_int8_vnni.cc
+namespace {
+
+// The banded execution of onednn_conv_int8 (bands of output rows, each convolved and requantized
+// on its own): every case again with band budgets that give one row per band, a few rows with a
+// shorter last band, and the default budget on layers big enough to use it.
+TEST(Int8FastVsRef, ConvInBands) {
+  if (!has_kernel(OpId::Conv, "onednn_conv_int8")) GTEST_SKIP() << "onednn_conv_int8 not built";
+  struct RestoreBudget {
+    ~RestoreBudget() { onednn::onednn_conv_int8_set_band_bytes(0); }
+  } restore;
+  uint32_t seed = 700;
+  for (int64_t budget : {int64_t{1}, int64_t{1500}}) {
+    SCOPED_TRACE("band budget " + std::to_string(budget));
+    onednn::onednn_conv_int8_set_band_bytes(budget);
+    for (const ConvCase& c : conv_cases()) run_conv_case(c, seed++);
+  }
+  onednn::onednn_conv_int8_set_band_bytes(0);
+  // mobilenet_v2-like layers whose accumulators exceed the default threshold: 1x1 16 -> 96 at
+  // 112x112 (7 bands of 16 rows), and a strided 3x3 stem with padding (3 -> 32, 224 -> 112).
+  run_conv_case(conv2d("pointwise_112", {1, 16, 112, 112}, 96, 1, 1, 1, 0), seed++);
+  run_conv_case(conv2d("stem_stride2", {1, 3, 224, 224}, 32, 1, 3, 2, 1), seed++);
+}
+
+// x86_pw_int8 (src/kernels/x86/pointwise_int8_vnni.cc): 1x1 convolutions on NCHW with VNNI.
+// Channel counts off the 4-channel groups and the 4-row blocks, pixel counts off the 64-pixel
+// tiles (16 is the smallest the kernel takes), batch 2, both zero-point extremes, per-tensor
+// weights, fused Relu/Clip, no bias, ties, accumulators beyond 2^24, and few tiles with many rows
+// (the row blocks are split between threads). Images down to 16 pixels (the default minimum is
+// larger: see the kernel's file comment).
+TEST(Int8FastVsRef, PointwiseVnni) {
+  if (!has_kernel(OpId::Conv, "x86_pw_int8")) GTEST_SKIP() << "x86_pw_int8 not built";
+  if (!__builtin_cpu_supports("avx512vnni") || !__builtin_cpu_supports("avx512bw"))
+    GTEST_SKIP() << "the CPU has no AVX-512 VNNI";
+  struct AllSizes {
+    int64_t previous = x86_pointwise_int8_set_min_pixels(16);
+    ~AllSizes() { x86_pointwise_int8_set_min_pixels(previous); }
+  } all_sizes;
+  std::vector<ConvCase> v;
+  auto pw = [&](const std::string& label, Shape x, int64_t oc) -> ConvCase& {
+    v.push_back(conv2d(label, std::move(x), oc, 1, 1, 1, 0));
+    return v.back();
+  };
+  pw("c3_oc5_p16", {1, 3, 4, 4}, 5);
+  pw("c19_oc37_p143", {1, 19, 11, 13}, 37);
+  pw("c16_oc96_p4096", {1, 16, 64, 64}, 96);
+  pw("c64_oc8_p49", {1, 64, 7, 7}, 8);
+  pw("c320_oc1280_p49_row_split", {1, 320, 7, 7}, 1280);
+  pw("batch2_p65", {2, 24, 5, 13}, 30);
+  pw("zp_min", {1, 8, 9, 9}, 12).zp_x = -128;
+  pw("zp_max", {1, 8, 9, 9}, 12).zp_x = 127;
+  pw("per_tensor_weights", {1, 32, 8, 8}, 24).per_channel = false;
+  {
+    ConvCase& c = pw("relu_no_bias", {1, 40, 9, 9}, 20);
+    c.bias = false;
+    c.act.name = "Relu";
+    c.zp_y = -3;
+  }
+  pw("clip", {1, 40, 9, 9}, 20).act = {"Clip", -0.3f, 0.9f};
+  pw("clip_min_gt_max", {1, 16, 8, 8}, 24).act = {"Clip", 0.5f, -0.5f};
+  {
+    ConvCase& c = pw("ties", {1, 16, 9, 9}, 24);
+    c.data = Data::kTies;
+    c.zp_x = 3;
+    c.zp_y = 1;
+  }
+  {
+    ConvCase& c = pw("large_acc", {1, 1024, 4, 4}, 24);
+    c.data = Data::kExtreme;
+    c.zp_x = -128;
+  }
+  uint32_t seed = 900;
+  for (const ConvCase& c : v) run_conv_case(c, seed++, "x86_pw_int8");
+  // What the kernel must decline: strides, padding, groups, fewer than 16 pixels.
+  for (const ConvCase& c : {conv2d("stride2", {1, 16, 8, 8}, 16, 1, 1, 2, 0), conv2d("padded", {1, 16, 8, 8}, 16, 1, 1, 1, 1),
+                            conv2d("grouped", {1, 16, 8, 8}, 16, 2, 1, 1, 0), conv2d("p9", {1, 16, 3, 3}, 16, 1, 1, 1, 0)}) {
+    ConvCase d = c;
+    d.must_run = false;
+    testing::internal::CaptureStdout();
+    run_conv_case(d, seed++, "x86_pw_int8");
+    const std::string out = testing::internal::GetCapturedStdout();
+    EXPECT_NE(out.find("declined"), std::string::npos) << d.label << ": x86_pw_int8 took the node";
+  }
 }
 
 // ------------------------------------------------------------------ Gemm and MatMul

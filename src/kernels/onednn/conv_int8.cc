@@ -14,6 +14,15 @@
 //
 // 1-D convolutions run as 2-D ones with height 1.
 //
+// Bands: steps 2 and 3 as above write and re-read the whole int32 accumulator image, four bytes
+// per output value (4.8 MB for a 96x112x112 output), which made the large layers memory-bound: a
+// 16->96 1x1 convolution spent ~0.5 ms on a 0.06 ms product. A 2-D Conv whose accumulators exceed
+// the band budget runs instead as bands of output rows, each thread taking whole bands: a band's
+// convolution (its own primitive, single-threaded, on the band's rows of the packed input, which
+// already holds the padding) writes into the thread's small accumulator buffer, and the thread
+// requantizes it at once, while it is still in cache. Bands are ordinary convolutions of the same
+// weights, so the results are those of the whole-image run.
+//
 // ConvTranspose runs on oneDNN's deconvolution the same way, except for the padding: a transposed
 // convolution has no input padding (its pads crop the output), and the taps missing at the
 // borders make sum(w) over the contributing taps depend on the output position. So the
@@ -24,12 +33,14 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "common/log.h"
 #include "kernels/onednn/int8_common.h"
 #include "kernels/onednn/onednn_common.h"
 
@@ -279,6 +290,19 @@ ConvInt8Plan conv_int8_plan(const Graph& g, const Node& n, bool transposed) {
   return p;
 }
 
+// Largest int32 accumulator block (bytes) a band may write: with the band's input rows and the
+// weights it stays inside the 1 MB L2 of the machines measured. Convolutions whose whole
+// accumulator image is at most kWholeImageBands bands' worth run whole: measured on mobilenet_v2's
+// layers (bench/kernels/onednn_kernel_bench, BM_ConvInt8), bands win from about 1.5 MB of
+// accumulators up and lose ~20% at 0.8 MB (docs/kernels.md, "INT8 convolution bands").
+constexpr int64_t kDefaultBandAccBytes = 256 * 1024;
+constexpr int64_t kWholeImageBands = 4;
+int64_t g_band_acc_bytes = kDefaultBandAccBytes;
+
+// Thread slots prepared for: the most threads run() may be asked for without a new prepare (a
+// core mask change updates ctx.num_threads only).
+int band_thread_slots(int requested) { return std::max({1, requested, omp_get_num_procs()}); }
+
 template <bool kTransposed>
 bool supports_conv_int8(const Graph& g, const Node& n) {
   if (!is_quantized_node(g, n)) return false;
@@ -312,8 +336,16 @@ class ConvInt8 final : public OnednnKernel {
     else pd = conv_int8_pd(d, plan.sums.worst_u8_acc);
     set_impl_name(pd);
 
-    weights_ = convert_const(wrap(d.weights_user, ctx.inputs[1]), pd.weights_desc());
     src_ = owned(d.src);
+    if constexpr (!kTransposed) {
+      if (build_bands(ctx, plan.sums.worst_u8_acc)) {
+        comp_ = int8_compensation(plan.sums.sum, ctx.has_input(2) ? ctx.in<int32_t>(2) : nullptr, quant_.zp_x);
+        std::memset(src_.get_data_handle(), static_cast<uint8_t>(quant_.zp_x + 128), d.src.get_size());
+        requant_ = int8_requant_params(quant_, comp_);
+        return Status::Ok();  // no whole-image step: after_steps() runs the bands
+      }
+    }
+    weights_ = convert_const(wrap(d.weights_user, ctx.inputs[1]), pd.weights_desc());
     dst_ = owned(pd.dst_desc());
     const Prim prim(pd);
     const int32_t* bias = ctx.has_input(2) ? ctx.in<int32_t>(2) : nullptr;
@@ -357,6 +389,10 @@ class ConvInt8 final : public OnednnKernel {
   }
 
   void after_steps(const KernelContext& ctx) override {
+    if (!bands_.empty()) {
+      run_bands(ctx);
+      return;
+    }
     int32_t* acc = static_cast<int32_t*>(dst_.get_data_handle());
     int8_t* y = ctx.out<int8_t>(0);
     const int64_t oc = geo_.c_out, pixels = geo_.out_pixels();
@@ -376,6 +412,125 @@ class ConvInt8 final : public OnednnKernel {
   }
 
  private:
+  // One band shape (all bands but possibly the last of each image share the first).
+  struct BandShape {
+    int64_t rows = 0;
+    dnnl::primitive prim;
+    memory weights;
+    size_t scratch_bytes = 0;
+  };
+  // Per thread: the accumulator block (seen with each band shape's dst desc), scratchpad, stream.
+  struct BandSlot {
+    memory acc[2];
+    memory scratch;
+    dnnl::stream stream;
+  };
+  // One band of one image: its shape and its rows of the packed input.
+  struct Band {
+    int shape = 0;
+    int64_t image = 0, first_row = 0;
+    memory src;
+  };
+
+  // Sets up banded execution when the node is a 2-D Conv whose accumulators exceed the budget.
+  // False (whole-image execution) otherwise, or when oneDNN has no exact implementation for a band.
+  bool build_bands(const KernelContext& ctx, int64_t worst_acc) {
+    const ConvInt8Geometry& g = geo_;
+    const int64_t out_h = g.out[1], row_acc = g.out[2] * g.c_out * 4;
+    if (g.spatial != 2 || out_h < 2 || out_h * row_acc <= kWholeImageBands * g_band_acc_bytes) return false;
+    const int64_t rows = std::max<int64_t>(1, std::min(out_h, g_band_acc_bytes / row_acc));
+    const int64_t per_image = (out_h + rows - 1) / rows;
+    const int64_t last_rows = out_h - (per_image - 1) * rows;
+    const int64_t extent_h = (g.kernel[1] - 1) * g.dilation[1] + 1;
+    try {
+      ScopedOmpThreads one(1);  // a band runs on the thread that takes it
+      std::vector<BandShape> shapes;
+      for (int64_t r : {rows, last_rows}) {
+        if (!shapes.empty() && r == rows) break;
+        ConvInt8Geometry bg = g;
+        bg.batch = 1;
+        bg.out[1] = r;
+        bg.padded[1] = (r - 1) * g.stride[1] + extent_h;
+        const ConvInt8Descs bd = conv_int8_descs(bg);
+        const auto pd = conv_int8_pd(bd, worst_acc);
+        BandShape sh;
+        sh.rows = r;
+        sh.prim = dnnl::convolution_forward(pd);
+        sh.weights = shapes.empty() || pd.weights_desc() != shapes[0].weights.get_desc()
+                         ? convert_const(wrap(bd.weights_user, ctx.inputs[1]), pd.weights_desc())
+                         : shapes[0].weights;
+        sh.scratch_bytes = pd.scratchpad_desc().get_size();
+        if (shapes.empty()) set_impl_name(pd);
+        band_src_md_[shapes.size()] = bd.src;
+        band_dst_md_[shapes.size()] = pd.dst_desc();
+        shapes.push_back(std::move(sh));
+      }
+      // Bands and their input views: band k of image b starts at packed row k * rows * stride.
+      uint8_t* packed = static_cast<uint8_t*>(src_.get_data_handle());
+      const int64_t row_bytes = g.padded[2] * g.c_in, image_bytes = g.padded[1] * row_bytes;
+      std::vector<Band> bands;
+      for (int64_t b = 0; b < g.batch; ++b)
+        for (int64_t k = 0; k < per_image; ++k) {
+          Band band;
+          band.shape = (k == per_image - 1 && shapes.size() > 1) ? 1 : 0;
+          band.image = b;
+          band.first_row = k * rows;
+          band.src = wrap(band_src_md_[band.shape], packed + b * image_bytes + k * rows * g.stride[1] * row_bytes);
+          bands.push_back(std::move(band));
+        }
+      size_t scratch = 0;
+      for (const BandShape& sh : shapes) scratch = std::max(scratch, sh.scratch_bytes);
+      std::vector<BandSlot> slots(static_cast<size_t>(band_thread_slots(ctx.num_threads)));
+      for (BandSlot& sl : slots) {
+        sl.acc[0] = owned(band_dst_md_[0]);
+        sl.acc[1] = wrap(band_dst_md_[shapes.size() - 1], sl.acc[0].get_data_handle());
+        if (scratch) sl.scratch = owned(memory::desc({static_cast<memory::dim>(scratch)}, memory::data_type::u8,
+                                                     memory::format_tag::a));
+        sl.stream = dnnl::stream(cpu_engine());
+      }
+      band_shapes_ = std::move(shapes);
+      bands_ = std::move(bands);
+      band_slots_ = std::move(slots);
+      return true;
+    } catch (const dnnl::error&) {
+      return false;
+    }
+  }
+
+  void run_bands(const KernelContext& ctx) {
+    const ConvInt8Geometry& g = geo_;
+    const int64_t oc = g.c_out, out_w = g.out[2], pixels = g.out_pixels();
+    int8_t* y = ctx.out<int8_t>(0);
+    const int64_t jobs = static_cast<int64_t>(bands_.size());
+    const int nt = static_cast<int>(std::min<int64_t>(
+        {static_cast<int64_t>(std::max(1, ctx.num_threads)), static_cast<int64_t>(band_slots_.size()), jobs}));
+    // Bands are claimed one at a time rather than split in advance: on a shared machine a thread
+    // that is scheduled late then finds the bands already done instead of holding up the others.
+    std::atomic<int64_t> next{0};
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+      BandSlot& sl = band_slots_[static_cast<size_t>(omp_get_thread_num())];
+      for (int64_t j; (j = next.fetch_add(1, std::memory_order_relaxed)) < jobs;) {
+        const Band& band = bands_[static_cast<size_t>(j)];
+        const BandShape& sh = band_shapes_[static_cast<size_t>(band.shape)];
+        dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, band.src.get()},
+                                   {DNNL_ARG_WEIGHTS, sh.weights.get()},
+                                   {DNNL_ARG_DST, sl.acc[band.shape].get()},
+                                   {DNNL_ARG_SCRATCHPAD, sh.scratch_bytes ? sl.scratch.get() : nullptr}};
+        const dnnl_status_t st =
+            dnnl_primitive_execute(sh.prim.get(), sl.stream.get(), sh.scratch_bytes ? 4 : 3, args);
+        if (st != dnnl_success) {
+          ORKNN_LOGE("%s: oneDNN band execution failed (status %d)", ctx.node->name.c_str(), static_cast<int>(st));
+          continue;
+        }
+        dnnl_stream_wait(sl.stream.get());
+        const int32_t* acc = static_cast<const int32_t*>(sl.acc[0].get_data_handle());
+        x86::requant_to_planar(acc, sh.rows * out_w, oc, oc, y + band.image * oc * pixels + band.first_row * out_w,
+                               pixels, requant_);
+      }
+    }
+  }
+
   // a[i] += b[i] modulo 2^32.
   static void add_wrapping(int32_t* a, const int32_t* b, int64_t n) {
     uint32_t* ua = reinterpret_cast<uint32_t*>(a);
@@ -411,11 +566,24 @@ class ConvInt8 final : public OnednnKernel {
   std::vector<int32_t> comp_map_;  // ConvTranspose: per output pixel and channel
   x86::RequantParams requant_;
   memory weights_, src_, dst_;
+  // Banded execution (empty: one whole-image step).
+  std::vector<BandShape> band_shapes_;
+  std::vector<Band> bands_;
+  std::vector<BandSlot> band_slots_;
+  memory::desc band_src_md_[2], band_dst_md_[2];
 };
 
 }  // namespace
 
 ORKNN_REGISTER_KERNEL(Conv, "onednn_conv_int8", 10, supports_conv_int8<false>, ConvInt8<false>);
+
+// Test hook: the band budget in bytes of int32 accumulators (<= 0 restores the default); returns
+// the previous value. Tests shrink it to run small convolutions as many bands.
+int64_t onednn_conv_int8_set_band_bytes(int64_t bytes) {
+  const int64_t previous = g_band_acc_bytes;
+  g_band_acc_bytes = bytes > 0 ? bytes : kDefaultBandAccBytes;
+  return previous;
+}
 ORKNN_REGISTER_KERNEL(ConvTranspose, "onednn_deconv_int8", 10, supports_conv_int8<true>, ConvInt8<true>);
 
 }  // namespace orknn::onednn

@@ -1,0 +1,278 @@
+// INT8 pointwise (1x1) Conv straight on NCHW tensors with AVX-512 VNNI, requantization fused.
+//
+// Why: a 1x1 convolution is the product W[OC][C] x X[C][P] (P = H*W pixels), and in NCHW the
+// pixels of a channel are contiguous, so it needs no channels-last layout. The oneDNN kernel
+// (onednn_conv_int8) transposes the input into a channels-last u8 buffer, writes 4-byte int32
+// accumulators and transposes them back while requantizing; for the cheap pointwise layers of
+// mobile networks those passes cost several times the product itself. Here:
+//   * a tile of 64 pixels of the input is packed per group of 4 channels into [C/4][64][4] u8
+//     (x + 128, the sign-bit flip): the operand layout of vpdpbusd, 64 bytes per pixel vector;
+//   * each vpdpbusd adds, for 16 pixels, 4 products u8 x s8 into int32 lanes (wrap-around, no
+//     saturation); weights are 4 channels of one output row broadcast as one dword;
+//   * 4 output rows x 64 pixels of accumulators stay in registers over all of C and are
+//     requantized there and stored as 16-byte rows of the NCHW output.
+//
+// Numerics (bit-exact with ref_int8, docs/numerics.md): sum(x_u8 * w) + comp[oc] with
+// comp[oc] = bias_q[oc] - (zp_x + 128) * sum(w[oc]) is the exact accumulator
+// sum((x - zp_x) * w) + bias_q modulo 2^32, and the true value fits in int32 (infer bounds it), so
+// the wrapped sum is exact. Then the operations of x86::requant_one in its order:
+// float(acc) * M[oc], clamp to [-512, 512], round half to even (vcvtps2dq, default MXCSR), + zp_y,
+// then the Relu/Clip bounds.
+//
+// Handles: quantized 2-D Conv, 1x1 kernel, stride 1, no padding, group 1, per-tensor or
+// per-output-channel weights, at least kMinPixels pixels per image. Smaller images stay on oneDNN:
+// vectors of 16 pixels waste the lanes past the last pixel (a 7x7 image fills 49 of 64), while
+// oneDNN's channels-last kernel vectorises over output channels; measured on mobilenet_v2
+// (docs/kernels.md, "INT8 pointwise"), this kernel wins at 28x28 and up, ties at 14x14 and loses
+// ~40% at 7x7. Needs AVX-512 F/BW/VL and VNNI.
+// OPENRKNN_DISABLE_X86_PW=1 leaves every node to the other kernels (A/B measurements).
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "kernels/kernel.h"
+#include "kernels/quant_util.h"
+#include "kernels/ref/int8_compute.h"
+#include "ops/quant_infer.h"
+
+namespace orknn {
+namespace {
+
+constexpr int64_t kTilePixels = 64;  // 4 vectors of 16 pixels
+constexpr int kRows = 4;             // output rows per register block
+int64_t g_min_pixels = 256;          // see the file comment; tests lower it
+
+bool cpu_has_vnni() {
+  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+  return ok;
+}
+
+bool disabled_by_env() {
+  static const bool off = [] {
+    const char* v = std::getenv("OPENRKNN_DISABLE_X86_PW");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return off;
+}
+
+struct PwGeometry {
+  int64_t batch = 0, c = 0, oc = 0, pixels = 0;
+};
+
+bool pw_geometry(const Graph& g, const Node& n, PwGeometry* geo) {
+  if (n.op != OpId::Conv || n.inputs.size() < 2 || n.inputs.size() > 3 || n.outputs.size() != 1 || n.outputs[0] < 0)
+    return false;
+  const Tensor* x = g.input(n, 0);
+  const Tensor* w = g.input(n, 1);
+  if (!x || !w || !w->is_const()) return false;
+  const Tensor& y = g.tensor(n.outputs[0]);
+  if (x->shape.size() != 4 || w->shape.size() != 4 || y.shape.size() != 4) return false;
+  if (n.attrs.get_int("group", 1) != 1) return false;
+  if (w->shape[2] != 1 || w->shape[3] != 1 || w->shape[1] != x->shape[1]) return false;
+  for (int64_t s : n.attrs.get_ints("strides", {1, 1}))
+    if (s != 1) return false;
+  for (int64_t p : n.attrs.get_ints("pads", {0, 0, 0, 0}))
+    if (p != 0) return false;
+  const std::string auto_pad = n.attrs.get_string("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") return false;
+  if (y.shape[0] != x->shape[0] || y.shape[1] != w->shape[0] || y.shape[2] != x->shape[2] || y.shape[3] != x->shape[3])
+    return false;
+  geo->batch = x->shape[0];
+  geo->c = x->shape[1];
+  geo->oc = w->shape[0];
+  geo->pixels = x->shape[2] * x->shape[3];
+  return geo->batch > 0 && geo->c > 0 && geo->oc > 0 && geo->pixels >= g_min_pixels;
+}
+
+bool supports_pw_int8(const Graph& g, const Node& n) {
+  if (!cpu_has_vnni() || disabled_by_env() || !is_quantized_node(g, n)) return false;
+  PwGeometry geo;
+  if (!pw_geometry(g, n, &geo)) return false;
+  // The forms the quantized reference kernel runs (what infer accepts), nothing else.
+  if (!check_q8_input(g, n, 0).ok() || !check_q8_output(g, n, 0).ok()) return false;
+  if (!check_q8_weights(g, n, 1, "weights", 0, "axis 0").ok()) return false;
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
+    int64_t max_bias = 0;
+    if (!check_i32_bias(g, n, 2, "bias", &max_bias).ok()) return false;
+  }
+  if (!check_q8_fused_act(n).ok()) return false;
+  const size_t scales = g.input(n, 1)->quant.scale.size();
+  return scales == 1 || static_cast<int64_t>(scales) == geo.oc;
+}
+
+#define ORKNN_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+
+// Packs pixels [p0, p0 + np) of channels [0, c) of one NCHW image into dst[c4][64][4] u8
+// (x ^ 0x80), channels past c and pixels past np as 0x80 (their weights are 0 / they are not
+// stored).
+ORKNN_VNNI void pack_tile(const int8_t* x, int64_t c, int64_t pixels, int64_t p0, int64_t np, uint8_t* dst) {
+  const __mmask64 pm = np >= 64 ? ~__mmask64{0} : ((__mmask64{1} << np) - 1);
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  const int64_t c4 = (c + 3) / 4;
+  for (int64_t k = 0; k < c4; ++k) {
+    __m512i a[4];
+    for (int j = 0; j < 4; ++j) {
+      const int64_t ch = 4 * k + j;
+      a[j] = ch < c ? _mm512_maskz_loadu_epi8(pm, x + ch * pixels + p0) : _mm512_setzero_si512();
+      a[j] = _mm512_xor_si512(a[j], flip);
+    }
+    // Byte, then 16-bit interleaves give, per 128-bit lane L, pixels L*16 + {0-3, 4-7, 8-11,
+    // 12-15} as 4-byte groups in u0..u3; the lane shuffles put the 64 pixels back in order.
+    const __m512i t0 = _mm512_unpacklo_epi8(a[0], a[1]), t1 = _mm512_unpackhi_epi8(a[0], a[1]);
+    const __m512i t2 = _mm512_unpacklo_epi8(a[2], a[3]), t3 = _mm512_unpackhi_epi8(a[2], a[3]);
+    const __m512i u0 = _mm512_unpacklo_epi16(t0, t2), u1 = _mm512_unpackhi_epi16(t0, t2);
+    const __m512i u2 = _mm512_unpacklo_epi16(t1, t3), u3 = _mm512_unpackhi_epi16(t1, t3);
+    const __m512i s0 = _mm512_shuffle_i32x4(u0, u1, 0x44), s1 = _mm512_shuffle_i32x4(u2, u3, 0x44);
+    const __m512i s2 = _mm512_shuffle_i32x4(u0, u1, 0xEE), s3 = _mm512_shuffle_i32x4(u2, u3, 0xEE);
+    uint8_t* d = dst + k * kTilePixels * 4;
+    _mm512_storeu_si512(d, _mm512_shuffle_i32x4(s0, s1, 0x88));        // pixels 0-15
+    _mm512_storeu_si512(d + 64, _mm512_shuffle_i32x4(s0, s1, 0xDD));   // 16-31
+    _mm512_storeu_si512(d + 128, _mm512_shuffle_i32x4(s2, s3, 0x88));  // 32-47
+    _mm512_storeu_si512(d + 192, _mm512_shuffle_i32x4(s2, s3, 0xDD));  // 48-63
+  }
+}
+
+struct Epilogue {
+  const int32_t* comp;
+  const float* mult;
+  int32_t zp, lo, hi;
+};
+
+// Output rows [r0, r0 + kRows) (weights block `wb`: [c4][kRows] dwords) x the packed tile:
+// accumulate, requantize and store np pixels of each row that exists (< oc).
+ORKNN_VNNI void row_block(const uint8_t* tile, int64_t c4, const int32_t* wb, int64_t r0, int64_t oc, int64_t np,
+                          const Epilogue& e, int8_t* y, int64_t pixels) {
+  __m512i acc[kRows][4];
+  for (int r = 0; r < kRows; ++r)
+    for (int v = 0; v < 4; ++v) acc[r][v] = _mm512_setzero_si512();
+  for (int64_t k = 0; k < c4; ++k) {
+    const uint8_t* t = tile + k * kTilePixels * 4;
+    const __m512i x0 = _mm512_loadu_si512(t), x1 = _mm512_loadu_si512(t + 64);
+    const __m512i x2 = _mm512_loadu_si512(t + 128), x3 = _mm512_loadu_si512(t + 192);
+    const int32_t* w = wb + k * kRows;
+#pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) {
+      const __m512i wr = _mm512_set1_epi32(w[r]);
+      acc[r][0] = _mm512_dpbusd_epi32(acc[r][0], x0, wr);
+      acc[r][1] = _mm512_dpbusd_epi32(acc[r][1], x1, wr);
+      acc[r][2] = _mm512_dpbusd_epi32(acc[r][2], x2, wr);
+      acc[r][3] = _mm512_dpbusd_epi32(acc[r][3], x3, wr);
+    }
+  }
+  const __m512 vmin = _mm512_set1_ps(-512.f), vmax = _mm512_set1_ps(512.f);
+  const __m512i zp = _mm512_set1_epi32(e.zp), lo = _mm512_set1_epi32(e.lo), hi = _mm512_set1_epi32(e.hi);
+  for (int r = 0; r < kRows && r0 + r < oc; ++r) {
+    const int64_t o = r0 + r;
+    const __m512i comp = _mm512_set1_epi32(e.comp[o]);
+    const __m512 mult = _mm512_set1_ps(e.mult[o]);
+    int8_t* out = y + o * pixels;
+    for (int v = 0; v < 4 && v * 16 < np; ++v) {
+      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc[r][v], comp)), mult);
+      f = _mm512_min_ps(_mm512_max_ps(f, vmin), vmax);
+      __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), zp);
+      q = _mm512_min_epi32(_mm512_max_epi32(q, lo), hi);
+      const __m128i b = _mm512_cvtepi32_epi8(q);  // in [-128, 127]: truncation is exact
+      const int64_t left = np - v * 16;
+      if (left >= 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + v * 16), b);
+      else _mm_mask_storeu_epi8(out + v * 16, static_cast<__mmask16>((1u << left) - 1u), b);
+    }
+  }
+}
+
+class PointwiseInt8 : public Kernel {
+ public:
+  Status prepare(const KernelContext& ctx) override {
+    if (!pw_geometry(*ctx.graph, *ctx.node, &geo_))
+      return ORKNN_ERR(kFail, "Conv '%s': not a pointwise convolution this kernel handles", ctx.node->name.c_str());
+    const QuantScalar qx = per_tensor(ctx.in_tensor(0));
+    const Int8Output out = int8_output(qx.scale, ctx.in_tensor(1).quant, ctx.out_tensor(0), ctx.node->attrs, geo_.oc);
+    c4_ = (geo_.c + 3) / 4;
+    blocks_ = (geo_.oc + kRows - 1) / kRows;
+    // Weights as [block][c4][row] dwords of 4 channels; missing rows/channels are 0.
+    const int8_t* w = ctx.in<int8_t>(1);
+    weights_.assign(static_cast<size_t>(blocks_ * c4_ * kRows), 0);
+    comp_.resize(static_cast<size_t>(geo_.oc));
+    const int32_t* bias = ctx.has_input(2) ? ctx.in<int32_t>(2) : nullptr;
+    const int64_t zp_u8 = static_cast<int64_t>(qx.zp) + 128;
+    for (int64_t o = 0; o < geo_.oc; ++o) {
+      int64_t sum = 0;
+      for (int64_t ch = 0; ch < geo_.c; ++ch) {
+        const int8_t v = w[o * geo_.c + ch];
+        sum += v;
+        const size_t dw = static_cast<size_t>(((o / kRows) * c4_ + ch / 4) * kRows + o % kRows);
+        reinterpret_cast<int8_t*>(&weights_[dw])[ch % 4] = v;
+      }
+      const int64_t comp = (bias ? static_cast<int64_t>(bias[o]) : 0) - zp_u8 * sum;
+      comp_[static_cast<size_t>(o)] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(comp)));
+    }
+    mult_ = out.mult;
+    zp_y_ = out.zp_y;
+    lo_ = out.clamp.lo;
+    hi_ = out.clamp.hi;
+    slots_ = std::max({1, ctx.num_threads, omp_get_num_procs()});
+    tiles_.assign(static_cast<size_t>(slots_) * static_cast<size_t>(c4_ * kTilePixels * 4), 0);
+    return Status::Ok();
+  }
+
+  void run(const KernelContext& ctx) override {
+    const int8_t* x = ctx.in<int8_t>(0);
+    int8_t* y = ctx.out<int8_t>(0);
+    const int64_t tiles_per_image = (geo_.pixels + kTilePixels - 1) / kTilePixels;
+    const int64_t tiles = geo_.batch * tiles_per_image;
+    const int nt = std::min(std::max(1, ctx.num_threads), slots_);
+    // Jobs are (pixel tile, range of row blocks); with few tiles (7x7 layers) the rows are split
+    // too, so that every thread gets work. Each job packs its tile (cheap next to the product).
+    const int64_t row_parts = std::min<int64_t>(blocks_, std::max<int64_t>(1, (4 * nt + tiles - 1) / tiles));
+    const int64_t jobs = tiles * row_parts;
+    const Epilogue e{comp_.data(), mult_.data(), zp_y_, lo_, hi_};
+    // Claimed one at a time: a thread scheduled late on a busy machine finds the work done
+    // instead of holding up the others.
+    std::atomic<int64_t> next{0};
+#pragma omp parallel num_threads(nt) if (nt > 1 && jobs > 1)
+    {
+      uint8_t* tile = tiles_.data() + static_cast<size_t>(omp_get_thread_num()) * static_cast<size_t>(c4_ * kTilePixels * 4);
+      for (int64_t j; (j = next.fetch_add(1, std::memory_order_relaxed)) < jobs;) {
+        const int64_t t = j / row_parts, part = j % row_parts;
+        const int64_t b = t / tiles_per_image, p0 = (t % tiles_per_image) * kTilePixels;
+        const int64_t np = std::min(kTilePixels, geo_.pixels - p0);
+        const int8_t* xb = x + b * geo_.c * geo_.pixels;
+        int8_t* yb = y + b * geo_.oc * geo_.pixels + p0;
+        pack_tile(xb, geo_.c, geo_.pixels, p0, np, tile);
+        const int64_t blk0 = blocks_ * part / row_parts, blk1 = blocks_ * (part + 1) / row_parts;
+        for (int64_t blk = blk0; blk < blk1; ++blk)
+          row_block(tile, c4_, weights_.data() + blk * c4_ * kRows, blk * kRows, geo_.oc, np, e, yb, geo_.pixels);
+      }
+    }
+  }
+
+ private:
+  PwGeometry geo_;
+  int64_t c4_ = 0, blocks_ = 0;
+  std::vector<int32_t> weights_;
+  std::vector<int32_t> comp_;
+  std::vector<float> mult_;
+  int32_t zp_y_ = 0, lo_ = -128, hi_ = 127;
+  int slots_ = 1;
+  std::vector<uint8_t> tiles_;  // one packed tile per thread slot
+};
+
+}  // namespace
+
+// Tests: the smallest image (pixels) the kernel takes; < 16 restores the default. Returns the
+// previous value. Call before kernels are selected.
+int64_t x86_pointwise_int8_set_min_pixels(int64_t pixels) {
+  const int64_t previous = g_min_pixels;
+  g_min_pixels = pixels < 16 ? 256 : pixels;
+  return previous;
+}
+
+ORKNN_REGISTER_KERNEL(Conv, "x86_pw_int8", 20, supports_pw_int8, PointwiseInt8);
+
+}  // namespace orknn
