@@ -22,6 +22,14 @@
 #include "kernels/onednn/onednn_common.h"
 
 namespace orknn {
+namespace onednn {
+int64_t onednn_conv_int8_set_band_bytes(int64_t bytes);  // src/kernels/onednn/conv_int8.cc
+}
+// src/kernels/x86/pointwise_int8_vnni.cc: the smallest image the kernel takes.
+int64_t x86_pointwise_int8_set_min_pixels(int64_t pixels);
+}  // namespace orknn
+
+namespace orknn {
 namespace {
 
 struct ConvLayer {
@@ -177,6 +185,61 @@ void conv_args(benchmark::internal::Benchmark* b) {
       for (int threads : {1, 2}) b->Args({i, layout, threads});
 }
 BENCHMARK(BM_Conv)->Apply(conv_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// The INT8 convolution kernels on the same layers, per-channel weights, fused Relu. mode 0: the
+// runtime's choice (x86_pw_int8 for the pointwise layers it takes, else onednn_conv_int8 with its
+// bands); 1: onednn_conv_int8 with its default band budget; 2: onednn_conv_int8 as one whole-image
+// step. The comparisons behind kDefaultBandAccBytes (src/kernels/onednn/conv_int8.cc) and the
+// pointwise kernel's minimum image size.
+void BM_ConvInt8(benchmark::State& state) {
+  const ConvLayer& l = kConvLayers[state.range(0)];
+  const int64_t mode = state.range(1);
+  const int64_t previous = onednn::onednn_conv_int8_set_band_bytes(mode == 2 ? int64_t{1} << 40 : 0);
+  const int64_t min_pixels = x86_pointwise_int8_set_min_pixels(mode == 0 ? 0 : int64_t{1} << 40);
+  const int threads = static_cast<int>(state.range(2));
+  const int64_t pad = l.k / 2;
+  const int64_t oh = (l.h + 2 * pad - l.k) / l.stride + 1, ow = (l.w + 2 * pad - l.k) / l.stride + 1;
+  const Shape ws{l.oc, l.c / l.group, l.k, l.k};
+  std::mt19937 rng(3);
+  std::vector<int8_t> w(static_cast<size_t>(shape_numel(ws)));
+  for (int8_t& v : w) v = static_cast<int8_t>(static_cast<int>(rng() % 255) - 127);
+  std::vector<int32_t> bias(static_cast<size_t>(l.oc));
+  for (int32_t& v : bias) v = static_cast<int32_t>(rng() % 2001) - 1000;
+  Harness h;
+  h.n.op = OpId::Conv;
+  h.n.name = l.name;
+  const int x = h.g.add_tensor("x", {1, l.c, l.h, l.w}, DType::kI8);
+  const int wt = h.g.add_const("w", ws, DType::kI8, w.data(), w.size());
+  const int b = h.g.add_const("b", {l.oc}, DType::kI32, bias.data(), bias.size() * 4);
+  const int y = h.g.add_tensor("y", {1, l.oc, oh, ow}, DType::kI8);
+  h.g.tensor(x).quant = QuantParams{{0.02f}, {3}, -1};
+  h.g.tensor(wt).quant = QuantParams{std::vector<float>(static_cast<size_t>(l.oc), 0.01f),
+                                     std::vector<int32_t>(static_cast<size_t>(l.oc), 0), 0};
+  h.g.tensor(b).quant = QuantParams{std::vector<float>(static_cast<size_t>(l.oc), 0.0002f),
+                                    std::vector<int32_t>(static_cast<size_t>(l.oc), 0), 0};
+  h.g.tensor(y).quant = QuantParams{{0.05f}, {-2}, -1};
+  h.n.inputs = {x, wt, b};
+  h.n.outputs = {y};
+  h.n.attrs.set_ints("kernel_shape", {l.k, l.k});
+  h.n.attrs.set_ints("strides", {l.stride, l.stride});
+  h.n.attrs.set_ints("dilations", {1, 1});
+  h.n.attrs.set_ints("pads", {pad, pad, pad, pad});
+  h.n.attrs.set_int("group", l.group);
+  h.n.attrs.set_string("fused_act", "Relu");
+  const double ops = 2.0 * static_cast<double>(l.oc * oh * ow) * (l.c / l.group) * l.k * l.k;
+  state.counters["count"] = l.count;
+  run_timed(state, h, threads, ops, l.name);  // int8 activations fit in the float buffers
+  onednn::onednn_conv_int8_set_band_bytes(previous);
+  x86_pointwise_int8_set_min_pixels(min_pixels);
+}
+
+void conv_int8_args(benchmark::internal::Benchmark* b) {
+  b->ArgNames({"layer", "mode", "threads"});
+  for (int i = 0; i < static_cast<int>(sizeof(kConvLayers) / sizeof(kConvLayers[0])); ++i)
+    for (int mode : {0, 1, 2})
+      for (int threads : {1, 2}) b->Args({i, mode, threads});
+}
+BENCHMARK(BM_ConvInt8)->Apply(conv_int8_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 struct PoolLayer {
   const char* name;

@@ -27,6 +27,7 @@ Status GraphRunner::create(const Graph& g, bool allow_fast, int num_threads, std
     s.ctx.num_threads = num_threads;
     for (int id : n.inputs) s.ctx.inputs.push_back(id >= 0 ? r->data(id) : nullptr);
     for (int id : n.outputs) s.ctx.outputs.push_back(r->mutable_data(id));
+    s.ctx.round_fp16 = g.precision == FloatPrecision::kFp16;
     Status st = s.kernel->prepare(s.ctx);
     if (!st.ok())
       return ORKNN_ERR(kInvalidModel, "node '%s' (%s): kernel %s: %s", n.name.c_str(), op_name(n.op),
@@ -56,7 +57,7 @@ Status GraphRunner::set_input(size_t i, const void* data, size_t nbytes) {
 void GraphRunner::run_node(size_t k) {
   Step& s = steps_[k];
   s.kernel->run(s.ctx);
-  if (g_->precision != FloatPrecision::kFp16) return;
+  if (!s.ctx.round_fp16 || s.kernel->rounds_fp16_outputs()) return;
   for (size_t o = 0; o < s.ctx.outputs.size(); ++o) {
     const Tensor& t = s.ctx.out_tensor(o);
     if (t.dtype == DType::kF32) round_to_fp16(static_cast<float*>(s.ctx.outputs[o]), static_cast<size_t>(t.numel()));

@@ -21,6 +21,9 @@ struct KernelContext {
   std::vector<const void*> inputs;  // one per node input; nullptr for an absent optional input
   std::vector<void*> outputs;       // one per node output, sized for the output tensor
   int num_threads = 1;              // threads this kernel may use (oneDNN: omp threads)
+  // fp16 mode: float outputs are held as fp16 values. The runtime rounds them after run(), unless
+  // the kernel's rounds_fp16_outputs() says run() already stored them rounded.
+  bool round_fp16 = false;
 
   const Tensor& in_tensor(size_t i) const { return graph->tensor(node->inputs[i]); }
   const Tensor& out_tensor(size_t i) const { return graph->tensor(node->outputs[i]); }
@@ -36,6 +39,10 @@ class Kernel {
   // kernel may pack weights or build primitives here. Nothing may be allocated in run().
   virtual Status prepare(const KernelContext& ctx) { return Status::Ok(); }
   virtual void run(const KernelContext& ctx) = 0;
+  // True when run() stores its float outputs already rounded to fp16 (round-to-nearest-even, as
+  // round_to_fp16) whenever ctx.round_fp16 is set, so the runtime skips its own pass over them.
+  // Kernels that write outputs in registers do it there, saving a pass over memory.
+  virtual bool rounds_fp16_outputs() const { return false; }
 };
 
 using KernelRunFn = void (*)(const KernelContext& ctx);

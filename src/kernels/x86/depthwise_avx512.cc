@@ -58,6 +58,7 @@
 #include "kernels/quant_util.h"
 #include "kernels/ref/activation.h"
 #include "kernels/ref/int8_compute.h"
+#include "kernels/x86/fused_act_avx512.h"
 #include "ops/quant_infer.h"
 
 namespace orknn {
@@ -155,51 +156,6 @@ bool dw_geometry(const Graph& g, const Node& n, DwGeometry* geo) {
   return true;
 }
 
-// ---- the fused activations of the float kernel, exactly as apply_fused_act computes them ----
-
-struct ActVec {
-  FusedAct act = FusedAct::kNone;
-  float alpha = 0.f, beta = 0.f;
-};
-
-bool act_supported(FusedAct a) { return a != FusedAct::kSigmoid; }
-
-__attribute__((target("avx512f"))) inline __m512 apply_act(__m512 x, const ActVec& a) {
-  const __m512 zero = _mm512_setzero_ps();
-  const __m512 one = _mm512_set1_ps(1.f);
-  switch (a.act) {
-    case FusedAct::kNone: return x;
-    case FusedAct::kRelu:  // x > 0 ? x : 0
-      return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, zero, _CMP_GT_OQ), x);
-    case FusedAct::kClip: {  // t = x < alpha ? alpha : x; t > beta ? beta : t
-      const __m512 lo = _mm512_set1_ps(a.alpha), hi = _mm512_set1_ps(a.beta);
-      const __m512 t = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ), lo);
-      return _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(t, hi, _CMP_GT_OQ), hi);
-    }
-    case FusedAct::kLeakyRelu: {  // x >= 0 ? x : x * alpha
-      const __m512 neg = _mm512_mul_ps(x, _mm512_set1_ps(a.alpha));
-      return _mm512_mask_mov_ps(neg, _mm512_cmp_ps_mask(x, zero, _CMP_GE_OQ), x);
-    }
-    case FusedAct::kHardSwish: {  // t = x / 6 + 0.5; t = t < 0 ? 0 : (t > 1 ? 1 : t); x * t
-      __m512 t = _mm512_add_ps(_mm512_div_ps(x, _mm512_set1_ps(6.f)), _mm512_set1_ps(0.5f));
-      const __mmask16 lt0 = _mm512_cmp_ps_mask(t, zero, _CMP_LT_OQ);
-      const __mmask16 gt1 = _mm512_cmp_ps_mask(t, one, _CMP_GT_OQ);
-      t = _mm512_mask_mov_ps(t, gt1, one);
-      t = _mm512_mask_mov_ps(t, lt0, zero);
-      return _mm512_mul_ps(x, t);
-    }
-    case FusedAct::kHardSigmoid: {  // t = alpha * x + beta; t < 0 ? 0 : (t > 1 ? 1 : t)
-      __m512 t = _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(a.alpha), x), _mm512_set1_ps(a.beta));
-      const __mmask16 lt0 = _mm512_cmp_ps_mask(t, zero, _CMP_LT_OQ);
-      const __mmask16 gt1 = _mm512_cmp_ps_mask(t, one, _CMP_GT_OQ);
-      t = _mm512_mask_mov_ps(t, gt1, one);
-      return _mm512_mask_mov_ps(t, lt0, zero);
-    }
-    case FusedAct::kSigmoid: break;  // declined by supports()
-  }
-  return x;
-}
-
 // ---- loading one input row into the scratch ----
 
 // 16 values of the input as float32: float data as is; int8 as float(x - zp_x). Lanes past
@@ -288,11 +244,14 @@ struct F32Sink {
   static constexpr bool kFused = false;
   float bias = 0.f;
   bool has_bias = false;
+  bool round_fp16 = false;  // KernelContext::round_fp16
   ActVec act;
   template <bool kMasked>
   __attribute__((target("avx512f"))) void store(__m512 acc, __mmask16 valid, float* out) const {
     if (has_bias) acc = _mm512_add_ps(acc, _mm512_set1_ps(bias));
-    acc = _mm512_maskz_compress_ps(valid, apply_act(acc, act));
+    acc = apply_act(acc, act);
+    if (round_fp16) acc = round_to_fp16_lanes(acc);
+    acc = _mm512_maskz_compress_ps(valid, acc);
     if (kMasked) _mm512_mask_storeu_ps(out, prefix_mask(valid), acc);
     else _mm512_storeu_ps(out, acc);
   }
@@ -530,6 +489,8 @@ class DepthwiseF32 : public Kernel {
     return Status::Ok();
   }
 
+  bool rounds_fp16_outputs() const override { return true; }
+
   void run(const KernelContext& ctx) override {
     const float* x = ctx.in<float>(0);
     float* y = ctx.out<float>(0);
@@ -542,6 +503,7 @@ class DepthwiseF32 : public Kernel {
       sink.has_bias = !bias_.empty();
       sink.bias = sink.has_bias ? bias_[static_cast<size_t>(c)] : 0.f;
       sink.act = act_;
+      sink.round_fp16 = ctx.round_fp16;
       plane_fn_(s, geo_.off, weights_.data() + c * taps, geo_.flat_vecs, store_, y + p * out_plane, sink);
     });
   }

@@ -72,13 +72,20 @@ __attribute__((target("avx512f"))) inline __m512 exp_avx512(__m512 t) {
   return _mm512_scalef_ps(p, n);
 }
 
-__attribute__((target("avx512f"))) void sigmoid_range(const float* x, float* y, int64_t begin, int64_t end) {
+// fp16 mode (KernelContext::round_fp16): the nearest fp16 value, as round_to_fp16 makes it; done
+// before the store, which saves the runtime a second pass over the output.
+__attribute__((target("avx512f"))) inline __m512 maybe_round_fp16(__m512 v, bool round_fp16) {
+  return round_fp16 ? _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT)) : v;
+}
+
+__attribute__((target("avx512f"))) void sigmoid_range(const float* x, float* y, int64_t begin, int64_t end,
+                                                      bool round_fp16) {
   const __m512 one = _mm512_set1_ps(1.f);
   for (int64_t i = begin; i < end; i += 16) {
     const __mmask16 m = end - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (end - i)) - 1);
     const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
     const __m512 e = exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(), v));
-    _mm512_mask_storeu_ps(y + i, m, _mm512_div_ps(one, _mm512_add_ps(one, e)));
+    _mm512_mask_storeu_ps(y + i, m, maybe_round_fp16(_mm512_div_ps(one, _mm512_add_ps(one, e)), round_fp16));
   }
 }
 
@@ -88,18 +95,22 @@ bool supports_sigmoid_f32(const Graph& g, const Node& n) {
   return g.tensor(n.inputs[0]).dtype == DType::kF32 && g.tensor(n.outputs[0]).dtype == DType::kF32;
 }
 
-void sigmoid_kernel(const KernelContext& ctx) {
-  const int64_t n = ctx.out_tensor(0).numel();
-  const float* x = ctx.in<float>(0);
-  float* y = ctx.out<float>(0);
-  const int nt = threads_for(n, ctx.num_threads);
+class SigmoidF32Avx512 : public Kernel {
+ public:
+  bool rounds_fp16_outputs() const override { return true; }
+  void run(const KernelContext& ctx) override {
+    const int64_t n = ctx.out_tensor(0).numel();
+    const float* x = ctx.in<float>(0);
+    float* y = ctx.out<float>(0);
+    const int nt = threads_for(n, ctx.num_threads);
 #pragma omp parallel num_threads(nt) if (nt > 1)
-  {
-    int64_t b, e;
-    split_range(n, omp_get_num_threads(), omp_get_thread_num(), &b, &e);
-    sigmoid_range(x, y, b, e);
+    {
+      int64_t b, e;
+      split_range(n, omp_get_num_threads(), omp_get_thread_num(), &b, &e);
+      sigmoid_range(x, y, b, e, ctx.round_fp16);
+    }
   }
-}
+};
 
 // ------------------------------------------------------------------------- Add/Sub/Mul/Div
 
@@ -129,7 +140,7 @@ __attribute__((target("avx512f"))) inline __m512 apply(__m512 a, __m512 b) {
 template <BinOp kOp>
 __attribute__((target("avx512f"))) void binary_block(const float* a, const float* b, float* y, int64_t o,
                                                      int64_t inner, int64_t begin, int64_t end, bool a_full,
-                                                     bool b_full) {
+                                                     bool b_full, bool round_fp16) {
   const float* pa = a_full ? a + o * inner : nullptr;
   const float* pb = b_full ? b + o * inner : nullptr;
   const __m512 sa = a_full ? _mm512_setzero_ps() : _mm512_set1_ps(a[o]);
@@ -139,7 +150,7 @@ __attribute__((target("avx512f"))) void binary_block(const float* a, const float
     const __mmask16 m = end - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (end - i)) - 1);
     const __m512 va = a_full ? _mm512_maskz_loadu_ps(m, pa + i) : sa;
     const __m512 vb = b_full ? _mm512_maskz_loadu_ps(m, pb + i) : sb;
-    _mm512_mask_storeu_ps(py + i, m, apply<kOp>(va, vb));
+    _mm512_mask_storeu_ps(py + i, m, maybe_round_fp16(apply<kOp>(va, vb), round_fp16));
   }
 }
 
@@ -152,6 +163,7 @@ class BinaryF32Avx512 : public Kernel {
                                    ctx.node->name.c_str());
     return Status::Ok();
   }
+  bool rounds_fp16_outputs() const override { return true; }
   void run(const KernelContext& ctx) override {
     const float* a = ctx.in<float>(0);
     const float* b = ctx.in<float>(1);
@@ -163,12 +175,13 @@ class BinaryF32Avx512 : public Kernel {
       const int parts = omp_get_num_threads(), t = omp_get_thread_num();
       if (g.outer >= parts) {  // whole blocks per thread
         const int64_t ob = g.outer * t / parts, oe = g.outer * (t + 1) / parts;
-        for (int64_t o = ob; o < oe; ++o) binary_block<kOp>(a, b, y, o, g.inner, 0, g.inner, g.a_full, g.b_full);
+        for (int64_t o = ob; o < oe; ++o)
+          binary_block<kOp>(a, b, y, o, g.inner, 0, g.inner, g.a_full, g.b_full, ctx.round_fp16);
       } else {  // few large blocks: split each block
         for (int64_t o = 0; o < g.outer; ++o) {
           int64_t ib, ie;
           split_range(g.inner, parts, t, &ib, &ie);
-          binary_block<kOp>(a, b, y, o, g.inner, ib, ie, g.a_full, g.b_full);
+          binary_block<kOp>(a, b, y, o, g.inner, ib, ie, g.a_full, g.b_full, ctx.round_fp16);
         }
       }
     }
@@ -293,9 +306,7 @@ ORKNN_REGISTER_TABLE_Q8(HardSwish);
 ORKNN_REGISTER_TABLE_Q8(Gelu);
 #undef ORKNN_REGISTER_TABLE_Q8
 
-static KernelRegistrar kSigmoidAvx512Reg(KernelEntry{OpId::Sigmoid, "avx512_f32", 10, supports_sigmoid_f32, []() -> std::unique_ptr<Kernel> {
-  return std::make_unique<FnKernel>(sigmoid_kernel);
-}});
+ORKNN_REGISTER_KERNEL(Sigmoid, "avx512_f32", 10, supports_sigmoid_f32, SigmoidF32Avx512);
 ORKNN_REGISTER_KERNEL(Add, "avx512_f32", 10, supports_binary_f32, BinaryF32Avx512<BinOp::kAdd>);
 ORKNN_REGISTER_KERNEL(Sub, "avx512_f32", 10, supports_binary_f32, BinaryF32Avx512<BinOp::kSub>);
 ORKNN_REGISTER_KERNEL(Mul, "avx512_f32", 10, supports_binary_f32, BinaryF32Avx512<BinOp::kMul>);

@@ -1,0 +1,61 @@
+// The epilogue of the hand-written AVX-512 float depthwise convolution (depthwise_avx512.cc) on 16
+// lanes: the fused activations of kernels/ref/activation.h with the
+// reference's operations and comparisons in its order (bit-identical to apply_fused_act), and the
+// fp16 rounding of fp16 mode.
+#pragma once
+#include <immintrin.h>
+
+#include "kernels/ref/activation.h"
+
+namespace orknn {
+
+struct ActVec {
+  FusedAct act = FusedAct::kNone;
+  float alpha = 0.f, beta = 0.f;
+};
+
+inline bool act_supported(FusedAct a) { return a != FusedAct::kSigmoid; }
+
+__attribute__((target("avx512f"))) inline __m512 apply_act(__m512 x, const ActVec& a) {
+  const __m512 zero = _mm512_setzero_ps();
+  const __m512 one = _mm512_set1_ps(1.f);
+  switch (a.act) {
+    case FusedAct::kNone: return x;
+    case FusedAct::kRelu:  // x > 0 ? x : 0
+      return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, zero, _CMP_GT_OQ), x);
+    case FusedAct::kClip: {  // t = x < alpha ? alpha : x; t > beta ? beta : t
+      const __m512 lo = _mm512_set1_ps(a.alpha), hi = _mm512_set1_ps(a.beta);
+      const __m512 t = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ), lo);
+      return _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(t, hi, _CMP_GT_OQ), hi);
+    }
+    case FusedAct::kLeakyRelu: {  // x >= 0 ? x : x * alpha
+      const __m512 neg = _mm512_mul_ps(x, _mm512_set1_ps(a.alpha));
+      return _mm512_mask_mov_ps(neg, _mm512_cmp_ps_mask(x, zero, _CMP_GE_OQ), x);
+    }
+    case FusedAct::kHardSwish: {  // t = x / 6 + 0.5; t = t < 0 ? 0 : (t > 1 ? 1 : t); x * t
+      __m512 t = _mm512_add_ps(_mm512_div_ps(x, _mm512_set1_ps(6.f)), _mm512_set1_ps(0.5f));
+      const __mmask16 lt0 = _mm512_cmp_ps_mask(t, zero, _CMP_LT_OQ);
+      const __mmask16 gt1 = _mm512_cmp_ps_mask(t, one, _CMP_GT_OQ);
+      t = _mm512_mask_mov_ps(t, gt1, one);
+      t = _mm512_mask_mov_ps(t, lt0, zero);
+      return _mm512_mul_ps(x, t);
+    }
+    case FusedAct::kHardSigmoid: {  // t = alpha * x + beta; t < 0 ? 0 : (t > 1 ? 1 : t)
+      __m512 t = _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(a.alpha), x), _mm512_set1_ps(a.beta));
+      const __mmask16 lt0 = _mm512_cmp_ps_mask(t, zero, _CMP_LT_OQ);
+      const __mmask16 gt1 = _mm512_cmp_ps_mask(t, one, _CMP_GT_OQ);
+      t = _mm512_mask_mov_ps(t, gt1, one);
+      return _mm512_mask_mov_ps(t, lt0, zero);
+    }
+    case FusedAct::kSigmoid: break;  // declined by supports()
+  }
+  return x;
+}
+
+// fp16 mode (KernelContext::round_fp16): the value as the nearest fp16, ties to even, the
+// conversion round_to_fp16 (common/fp16.h) makes.
+__attribute__((target("avx512f"))) inline __m512 round_to_fp16_lanes(__m512 x) {
+  return _mm512_cvtph_ps(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+}
+
+}  // namespace orknn

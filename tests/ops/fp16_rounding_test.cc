@@ -1,0 +1,113 @@
+// Kernels that round their float outputs to fp16 themselves (Kernel::rounds_fp16_outputs(), used
+// in fp16 mode instead of the runtime's pass over the output): with KernelContext::round_fp16 set,
+// each must store exactly round_to_fp16 of what it stores without it, bit for bit, on values that
+// fp16 cannot hold (tails, ties, large and tiny magnitudes); and must say it does.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/fp16.h"
+#include "kernels/kernel.h"
+#include "testutil/op_harness.h"
+
+namespace orknn {
+
+namespace {
+
+const KernelEntry* find_kernel(OpId op, const std::string& name) {
+  for (const KernelEntry* e : kernels_for(op))
+    if (name == e->name) return e;
+  return nullptr;
+}
+
+// Values spread over fp16's range and beyond, most of them not fp16 values.
+std::vector<float> awkward_values(size_t n, uint32_t seed) {
+  std::vector<float> v = test::random_floats(n, seed, -4.f, 4.f);
+  for (size_t i = 0; i < n; ++i) {
+    if (i % 7 == 0) v[i] *= 3000.f;          // above fp16's 2048 integer step
+    if (i % 11 == 0) v[i] *= 1e-5f;          // fp16 subnormals
+    if (i % 13 == 0) v[i] = 1.f + 1.f / 2048.f;  // a tie between two fp16 values
+  }
+  return v;
+}
+
+// Runs kernel `name` on node `n` of graph `g` (inputs already filled) twice: without
+// ctx.round_fp16 (then rounded here) and with it; the outputs must be bit-identical.
+void expect_fused_rounding(Graph& g, Node& n, const std::string& name, const std::vector<std::vector<float>>& inputs) {
+  SCOPED_TRACE(name + " " + op_name(n.op));
+  const KernelEntry* e = find_kernel(n.op, name);
+  ASSERT_NE(e, nullptr) << name << " is not registered";
+  ASSERT_TRUE(!e->supports || e->supports(g, n)) << name << " declines the node";
+  const Tensor& y = g.tensor(n.outputs[0]);
+  std::vector<float> plain(static_cast<size_t>(y.numel())), fused(plain.size());
+  for (int threads : {1, 2}) {
+    for (int round : {0, 1}) {
+      std::unique_ptr<Kernel> k = e->create();
+      KernelContext ctx;
+      ctx.graph = &g;
+      ctx.node = &n;
+      ctx.num_threads = threads;
+      ctx.round_fp16 = round != 0;
+      size_t next = 0;
+      for (int id : n.inputs)
+        ctx.inputs.push_back(g.tensor(id).is_const() ? static_cast<const void*>(g.tensor(id).data.ptr)
+                                                     : static_cast<const void*>(inputs[next++].data()));
+      ctx.outputs = {round ? fused.data() : plain.data()};
+      ASSERT_TRUE(k->prepare(ctx).ok());
+      EXPECT_TRUE(k->rounds_fp16_outputs());
+      k->run(ctx);
+    }
+    const std::vector<float> raw = plain;
+    round_to_fp16(plain.data(), plain.size());
+    EXPECT_NE(std::memcmp(raw.data(), plain.data(), raw.size() * sizeof(float)), 0)
+        << "every output is an fp16 value already: the test checks nothing";
+    EXPECT_EQ(std::memcmp(plain.data(), fused.data(), plain.size() * sizeof(float)), 0) << "threads " << threads;
+  }
+}
+
+TEST(FusedFp16Rounding, DepthwiseConv) {
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw")) GTEST_SKIP() << "CPU without AVX-512";
+  Graph g;
+  const std::vector<float> w = awkward_values(5 * 9, 5);
+  Node n;
+  n.op = OpId::Conv;
+  n.name = "dw";
+  n.inputs = {g.add_tensor("x", {1, 5, 30, 31}, DType::kF32), g.add_const("w", {5, 1, 3, 3}, DType::kF32, w.data(), w.size() * 4)};
+  n.outputs = {g.add_tensor("y", {1, 5, 30, 31}, DType::kF32)};
+  n.attrs.set_ints("kernel_shape", {3, 3});
+  n.attrs.set_ints("strides", {1, 1});
+  n.attrs.set_ints("pads", {1, 1, 1, 1});
+  n.attrs.set_ints("dilations", {1, 1});
+  n.attrs.set_int("group", 5);
+  expect_fused_rounding(g, n, "x86_dw_f32", {awkward_values(5 * 30 * 31, 4)});
+}
+
+TEST(FusedFp16Rounding, SigmoidAndBinaryOps) {
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  {
+    Graph g;
+    Node n;
+    n.op = OpId::Sigmoid;
+    n.inputs = {g.add_tensor("x", {2, 3, 37, 41}, DType::kF32)};
+    n.outputs = {g.add_tensor("y", {2, 3, 37, 41}, DType::kF32)};
+    expect_fused_rounding(g, n, "avx512_f32", {awkward_values(2 * 3 * 37 * 41, 6)});
+  }
+  for (OpId op : {OpId::Add, OpId::Sub, OpId::Mul, OpId::Div}) {
+    for (bool broadcast : {false, true}) {
+      Graph g;
+      Node n;
+      n.op = op;
+      const Shape bs = broadcast ? Shape{2, 3, 1, 1} : Shape{2, 3, 37, 41};
+      n.inputs = {g.add_tensor("a", {2, 3, 37, 41}, DType::kF32), g.add_tensor("b", bs, DType::kF32)};
+      n.outputs = {g.add_tensor("y", {2, 3, 37, 41}, DType::kF32)};
+      expect_fused_rounding(g, n, "avx512_f32",
+                            {awkward_values(2 * 3 * 37 * 41, 7), awkward_values(static_cast<size_t>(shape_numel(bs)), 8)});
+    }
+  }
+}
+
+}  // namespace
+}  // namespace orknn
