@@ -1,0 +1,125 @@
+// AVX-512 kernel of quantized (int8) GlobalAveragePool, "x86_gap_int8" (squeeze-and-excitation
+// blocks, classifier heads), run on the node's threads for large tensors.
+// Bit-exact against the reference kernel (kernels/ref/pool.cc, docs/numerics.md):
+//   acc = sum(x - zp_x) over the plane (an exact integer), Mc = (s_x / s_y) / float(count),
+//   y = sat8(rne(float(acc) * Mc) + zp_y)
+// The integer sum is formed another way, which gives the same integer: 64 bytes at a time, each
+// int8 x biased to the unsigned byte x + 128 (xor 0x80) and summed with vpsadbw into 64-bit lanes,
+// then acc = sum - count * (128 + zp_x). The per-plane result uses the reference's scalar float
+// operations (quant_util.h).
+// Per-axis parameters stay on the reference kernel (the converter never makes them for activations).
+
+// GCC 12 reports the placeholders inside its own AVX-512 intrinsics as "may be used
+// uninitialized" (a false positive); the pragma must precede the header to cover them.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/kernel.h"
+#include "kernels/quant_util.h"
+#include "ops/quant_infer.h"
+
+namespace orknn {
+namespace {
+
+// OPENRKNN_DISABLE_X86_GAP_INT8=1 leaves every node to the other kernels (A/B measurements in one build).
+bool disabled_by_env() {
+  static const bool off = [] {
+    const char* v = std::getenv("OPENRKNN_DISABLE_X86_GAP_INT8");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return off;
+}
+
+bool cpu_has_avx512bw() {
+  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
+  return ok;
+}
+
+bool is_q8_per_tensor(const Tensor& t) {
+  return t.dtype == DType::kI8 && t.quant.scale.size() == 1 && t.quant.zero_point.size() == 1;
+}
+
+bool supports_gap_int8(const Graph& g, const Node& n) {
+  if (disabled_by_env() || !cpu_has_avx512bw() || !is_quantized_node(g, n)) return false;
+  if (n.inputs.size() != 1 || n.outputs.size() != 1 || n.inputs[0] < 0 || n.outputs[0] < 0) return false;
+  const Tensor& x = g.tensor(n.inputs[0]);
+  const Tensor& y = g.tensor(n.outputs[0]);
+  return x.shape.size() >= 3 && is_q8_per_tensor(x) && is_q8_per_tensor(y);
+}
+
+// Sum of x[i] + 128 over [0, count): exact (64-bit lanes).
+__attribute__((target("avx512f,avx512bw"))) int64_t biased_sum(const int8_t* x, int64_t count) {
+  const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));
+  const __m512i zero = _mm512_setzero_si512();
+  __m512i acc = _mm512_setzero_si512();
+  int64_t i = 0;
+  for (; i + 64 <= count; i += 64) {
+    const __m512i v = _mm512_xor_si512(_mm512_loadu_si512(x + i), bias);
+    acc = _mm512_add_epi64(acc, _mm512_sad_epu8(v, zero));
+  }
+  if (i < count) {
+    const __mmask64 m = (__mmask64(1) << (count - i)) - 1;
+    const __m512i v = _mm512_maskz_mov_epi8(m, _mm512_xor_si512(_mm512_maskz_loadu_epi8(m, x + i), bias));
+    acc = _mm512_add_epi64(acc, _mm512_sad_epu8(v, zero));
+  }
+  alignas(64) int64_t lanes[8];
+  _mm512_store_si512(lanes, acc);
+  int64_t sum = 0;
+  for (int64_t v : lanes) sum += v;
+  return sum;
+}
+
+// Below this many input bytes per thread, waking another thread costs more than it saves.
+constexpr int64_t kMinBytesPerThread = 64 * 1024;
+
+class GlobalAveragePoolInt8 : public Kernel {
+ public:
+  Status prepare(const KernelContext& ctx) override {
+    ORKNN_RETURN_IF_ERROR(check_q8_input(*ctx.graph, *ctx.node, 0));
+    ORKNN_RETURN_IF_ERROR(check_q8_output(*ctx.graph, *ctx.node, 0));
+    const Shape& s = ctx.in_tensor(0).shape;
+    planes_ = s[0] * s[1];
+    plane_ = 1;
+    for (size_t d = 2; d < s.size(); ++d) plane_ *= s[d];
+    const QuantScalar qx = per_tensor(ctx.in_tensor(0)), qy = per_tensor(ctx.out_tensor(0));
+    zp_x_ = qx.zp;
+    zp_y_ = qy.zp;
+    const float ratio = qx.scale / qy.scale;
+    if (plane_ > 0) mc_ = ratio / static_cast<float>(plane_);
+    return Status::Ok();
+  }
+
+  void run(const KernelContext& ctx) override {
+    const int8_t* x = ctx.in<int8_t>(0);
+    int8_t* y = ctx.out<int8_t>(0);
+    if (plane_ == 0) {  // no elements: the reference's count-0 result
+      for (int64_t p = 0; p < planes_; ++p) y[p] = static_cast<int8_t>(sat8(zp_y_));
+      return;
+    }
+    const int nt = static_cast<int>(
+        std::min<int64_t>(std::max(1, ctx.num_threads), std::max<int64_t>(1, planes_ * plane_ / kMinBytesPerThread)));
+    const int64_t offset = plane_ * (128 + static_cast<int64_t>(zp_x_));
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+    for (int64_t p = 0; p < planes_; ++p) {
+      const int64_t acc = biased_sum(x + p * plane_, plane_) - offset;
+      y[p] = rne_add_zp_sat8(static_cast<float>(acc) * mc_, zp_y_);
+    }
+  }
+
+ private:
+  int64_t planes_ = 0, plane_ = 0;
+  int32_t zp_x_ = 0, zp_y_ = 0;
+  float mc_ = 1.f;
+};
+
+}  // namespace
+
+ORKNN_REGISTER_KERNEL(GlobalAveragePool, "x86_gap_int8", 10, supports_gap_int8, GlobalAveragePoolInt8);
+
+}  // namespace orknn
