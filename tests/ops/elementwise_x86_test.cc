@@ -125,6 +125,42 @@ TEST(ElementwiseX86, BinaryDeclinesOtherBroadcasts) {
 // 1 / (1 + e^-x) in double: the exact function, to bound both kernels' error independently.
 double sigmoid_exact(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
+// BatchNormalization: bit-identical to the reference over ranks 2-5, tails, batch 2, one and many
+// channels, variances near zero, special input values; 1 and 2 threads.
+TEST(ElementwiseX86, BatchNormIsBitIdenticalToReference) {
+  if (!fast_available()) GTEST_SKIP() << "no AVX-512F";
+  uint32_t seed = 40;
+  for (const Shape& x : {Shape{3, 5}, Shape{1, 1, 17}, Shape{2, 7, 9, 13}, Shape{1, 24, 96, 96}, Shape{1, 3, 2, 3, 5}}) {
+    SCOPED_TRACE(shape_str(x));
+    const int64_t c = x[1];
+    std::vector<float> xv = test::random_floats(static_cast<size_t>(shape_numel(x)), seed++, -3.f, 3.f);
+    const float specials[] = {0.f, -0.f, std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
+                              1e-40f};
+    for (size_t i = 0; i < std::size(specials) && i < xv.size(); ++i) xv[i * 5 % xv.size()] = specials[i];
+    std::vector<float> var = test::random_floats(static_cast<size_t>(c), seed++, 0.f, 2.f);
+    var[0] = 0.f;  // sqrt(epsilon)
+    const std::vector<TensorData> in = {
+        TensorData::f32(x, xv), TensorData::f32({c}, test::random_floats(static_cast<size_t>(c), seed++, -2.f, 2.f), true),
+        TensorData::f32({c}, test::random_floats(static_cast<size_t>(c), seed++, -1.f, 1.f), true),
+        TensorData::f32({c}, test::random_floats(static_cast<size_t>(c), seed++, -1.f, 1.f), true),
+        TensorData::f32({c}, var, true)};
+    Attrs attrs;
+    attrs.set_float("epsilon", 1e-3f);
+    const OpResult ref = test::run_op(OpId::BatchNormalization, attrs, in, 1, "ref");
+    ASSERT_TRUE(ref.status.ok()) << ref.status.message();
+    const std::vector<float> want = out_f32(ref);
+    for (int threads : {1, 2}) {
+      const OpResult got = test::run_op(OpId::BatchNormalization, attrs, in, 1, kFast, threads);
+      ASSERT_TRUE(got.status.ok()) << got.status.message();
+      ASSERT_EQ(got.kernel_name, kFast);
+      const std::vector<float> have = out_f32(got);
+      size_t bad = 0;
+      for (size_t i = 0; i < want.size(); ++i) bad += !same_bits(have[i], want[i]);
+      EXPECT_EQ(bad, 0u) << "threads=" << threads;
+    }
+  }
+}
+
 TEST(ElementwiseX86, SigmoidWithinUlpsOfReference) {
   if (!fast_available()) GTEST_SKIP() << "no AVX-512F";
   const float inf = std::numeric_limits<float>::infinity();

@@ -109,5 +109,19 @@ TEST(FusedFp16Rounding, SigmoidAndBinaryOps) {
   }
 }
 
+TEST(FusedFp16Rounding, BatchNorm) {
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  Graph g;
+  const std::vector<float> scale = awkward_values(6, 11), bias = awkward_values(6, 12), mean = awkward_values(6, 13);
+  std::vector<float> var = test::random_floats(6, 14, 0.1f, 2.f);
+  Node n;
+  n.op = OpId::BatchNormalization;
+  n.inputs = {g.add_tensor("x", {2, 6, 19, 23}, DType::kF32), g.add_const("s", {6}, DType::kF32, scale.data(), 24),
+              g.add_const("b", {6}, DType::kF32, bias.data(), 24), g.add_const("m", {6}, DType::kF32, mean.data(), 24),
+              g.add_const("v", {6}, DType::kF32, var.data(), 24)};
+  n.outputs = {g.add_tensor("y", {2, 6, 19, 23}, DType::kF32)};
+  expect_fused_rounding(g, n, "avx512_f32", {awkward_values(2 * 6 * 19 * 23, 10)});
+}
+
 }  // namespace
 }  // namespace orknn

@@ -7,6 +7,8 @@
 //   * Add, Sub, Mul, Div (float32) when each input either has the output's shape or is constant
 //     along a trailing block of the output (e.g. [N,C,1,1] or [C,1,1] against [N,C,H,W], or a
 //     scalar). One IEEE operation per element, as the reference does: bit-identical to it.
+//   * BatchNormalization (inference, float32): the reference's expression in its order per
+//     element, bit-identical.
 //   * the quantized (int8) unary ops: the reference kernel's 256-entry table (output code per input
 //     code), looked up 64 codes at a time with AVX-512 VBMI byte permutes. The table is made by
 //     running the reference kernel itself on all 256 codes, so the result is bit-exact by
@@ -17,6 +19,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -191,6 +194,72 @@ class BinaryF32Avx512 : public Kernel {
   BroadcastBlocks geo_;
 };
 
+// ------------------------------------------------------------------------- BatchNormalization
+
+// Inference BatchNormalization, float: the reference's expression in its order, one IEEE operation
+// at a time, y = scale[c] * (x - mean[c]) / sqrtf(var[c] + epsilon) + B[c]: bit-identical.
+bool supports_batchnorm_f32(const Graph& g, const Node& n) {
+  if (!cpu_has_avx512f() || is_quantized_node(g, n)) return false;
+  if (n.inputs.size() != 5 || n.outputs.empty() || n.outputs[0] < 0) return false;
+  for (int id : n.inputs)
+    if (id < 0 || g.tensor(id).dtype != DType::kF32) return false;
+  const Tensor& x = g.tensor(n.inputs[0]);
+  const Tensor& y = g.tensor(n.outputs[0]);
+  if (y.dtype != DType::kF32 || x.shape.size() < 2 || x.shape != y.shape) return false;
+  for (size_t i = 1; i < 5; ++i)
+    if (g.tensor(n.inputs[i]).numel() != x.shape[1]) return false;
+  return true;
+}
+
+__attribute__((target("avx512f"))) void batchnorm_plane(const float* x, float* y, int64_t count, float scale,
+                                                        float mean, float stddev, float bias, bool round_fp16) {
+  const __m512 s = _mm512_set1_ps(scale), m = _mm512_set1_ps(mean), d = _mm512_set1_ps(stddev),
+               b = _mm512_set1_ps(bias);
+  for (int64_t i = 0; i < count; i += 16) {
+    const __mmask16 k = count - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (count - i)) - 1);
+    const __m512 v = _mm512_maskz_loadu_ps(k, x + i);
+    const __m512 r = _mm512_add_ps(_mm512_div_ps(_mm512_mul_ps(s, _mm512_sub_ps(v, m)), d), b);
+    _mm512_mask_storeu_ps(y + i, k, maybe_round_fp16(r, round_fp16));
+  }
+}
+
+class BatchNormF32Avx512 : public Kernel {
+ public:
+  Status prepare(const KernelContext& ctx) override {
+    const Shape& x = ctx.in_tensor(0).shape;
+    batch_ = x[0];
+    channels_ = x[1];
+    plane_ = 1;
+    for (size_t i = 2; i < x.size(); ++i) plane_ *= x[i];
+    epsilon_ = ctx.node->attrs.get_float("epsilon", 1e-5f);
+    return Status::Ok();
+  }
+  bool rounds_fp16_outputs() const override { return true; }
+  void run(const KernelContext& ctx) override {
+    const float* x = ctx.in<float>(0);
+    const float* scale = ctx.in<float>(1);
+    const float* bias = ctx.in<float>(2);
+    const float* mean = ctx.in<float>(3);
+    const float* var = ctx.in<float>(4);
+    float* y = ctx.out<float>(0);
+    const int64_t planes = batch_ * channels_;
+    const int nt = static_cast<int>(std::min<int64_t>(threads_for(planes * plane_, ctx.num_threads), planes));
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+      const int parts = omp_get_num_threads(), t = omp_get_thread_num();
+      for (int64_t p = planes * t / parts; p < planes * (t + 1) / parts; ++p) {
+        const int64_t c = p % channels_;
+        const float stddev = std::sqrt(var[c] + epsilon_);
+        batchnorm_plane(x + p * plane_, y + p * plane_, plane_, scale[c], mean[c], stddev, bias[c], ctx.round_fp16);
+      }
+    }
+  }
+
+ private:
+  int64_t batch_ = 0, channels_ = 0, plane_ = 1;
+  float epsilon_ = 1e-5f;
+};
+
 // ------------------------------------------------------------- quantized unary ops: table lookup
 
 bool cpu_has_avx512vbmi() {
@@ -307,6 +376,7 @@ ORKNN_REGISTER_TABLE_Q8(Gelu);
 #undef ORKNN_REGISTER_TABLE_Q8
 
 ORKNN_REGISTER_KERNEL(Sigmoid, "avx512_f32", 10, supports_sigmoid_f32, SigmoidF32Avx512);
+ORKNN_REGISTER_KERNEL(BatchNormalization, "avx512_f32", 10, supports_batchnorm_f32, BatchNormF32Avx512);
 ORKNN_REGISTER_KERNEL(Add, "avx512_f32", 10, supports_binary_f32, BinaryF32Avx512<BinOp::kAdd>);
 ORKNN_REGISTER_KERNEL(Sub, "avx512_f32", 10, supports_binary_f32, BinaryF32Avx512<BinOp::kSub>);
 ORKNN_REGISTER_KERNEL(Mul, "avx512_f32", 10, supports_binary_f32, BinaryF32Avx512<BinOp::kMul>);
