@@ -1,7 +1,9 @@
 /* Matmul API throughput: C = A x B through rknn_matmul_api.h only (plain C client).
  * Usage: matmul_bench [K] [N] [loops]. Prints GOPS (2*M*K*N operations per run) for
- * RKNN_INT8_MM_INT8_TO_INT32 and RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32 at M = 1, 16, 64 with one
- * and two threads (core masks RKNN_NPU_CORE_0 and RKNN_NPU_CORE_0_1 on the emulated RK3588). */
+ * RKNN_INT8_MM_INT8_TO_INT32 and RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32 at M = 1, 4, 16, 64 with one
+ * and two threads (core masks RKNN_NPU_CORE_0 and RKNN_NPU_CORE_0_1 on the emulated RK3588).
+ * OPENRKNN_MATMUL_REFERENCE=1 in the environment measures the scalar reference kernel instead of
+ * the default (oneDNN) path. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,13 +80,16 @@ int main(int argc, char** argv) {
     int K = argc > 1 ? atoi(argv[1]) : 4096;
     int N = argc > 2 ? atoi(argv[2]) : 4096;
     int loops = argc > 3 ? atoi(argv[3]) : 5;
-    const int Ms[3] = {1, 16, 64};
+    const int Ms[4] = {1, 4, 16, 64};
+    const char* ref = getenv("OPENRKNN_MATMUL_REFERENCE");
     const rknn_matmul_type types[2] = {RKNN_INT8_MM_INT8_TO_INT32, RKNN_FLOAT16_MM_FLOAT16_TO_FLOAT32};
     const rknn_core_mask masks[2] = {RKNN_NPU_CORE_0, RKNN_NPU_CORE_0_1};
     int t, m, th;
+    printf("kernel: %s, best of %d runs\n", ref && atoi(ref) ? "reference (OPENRKNN_MATMUL_REFERENCE=1)" : "default",
+           loops);
     printf("%-36s %5s %6s %6s %8s %10s\n", "type", "M", "K", "N", "threads", "GOPS(best)");
     for (t = 0; t < 2; t++)
-        for (m = 0; m < 3; m++)
+        for (m = 0; m < 4; m++)
             for (th = 0; th < 2; th++) {
                 double g = bench_one(types[t], Ms[m], K, N, masks[th], loops);
                 if (g < 0) return 1;

@@ -9,8 +9,14 @@
 #include <thread>
 
 #include "common/fp16.h"
+#include "common/log.h"
 #include "runtime/platform.h"
 #include "runtime/tensor_mem.h"
+
+#if ORKNN_WITH_ONEDNN
+#include "kernels/onednn/int8_common.h"
+#include "kernels/onednn/onednn_common.h"
+#endif
 
 namespace orknn {
 namespace {
@@ -131,6 +137,43 @@ size_t b_index(int layout, const MatmulTiles& t, int K, int N, int k, int n) {
 size_t c_index(int layout, const MatmulTiles& t, int M, int N, int m, int n) {
   if (layout == RKNN_MM_LAYOUT_NATIVE) return (static_cast<size_t>(n / t.c_sub) * M + m) * t.c_sub + n % t.c_sub;
   return static_cast<size_t>(m) * N + n;
+}
+
+// Where and how the epilogue writes C. Shared by the reference and the fast path so that the two
+// round and saturate identically.
+struct CStore {
+  MmElem c;
+  int layout;
+  const MatmulTiles* tiles;
+  int M, N;
+  float sc;  // C's scale and zero point (int8/int16 C)
+  int zpc;
+  void* data;
+};
+// real: the fp32 result (float outputs, int8/int16 requantisation); exact: the int32 sum (int32 C).
+void store_c(const CStore& s, int m, int n, float real, int32_t exact) {
+  const size_t ci = c_index(s.layout, *s.tiles, s.M, s.N, m, n);
+  switch (s.c) {
+    case MmElem::kF32: static_cast<float*>(s.data)[ci] = real; break;
+    case MmElem::kF16: static_cast<uint16_t*>(s.data)[ci] = fp32_to_fp16(real); break;
+    case MmElem::kBF16: static_cast<uint16_t*>(s.data)[ci] = fp32_to_bf16(real); break;
+    case MmElem::kI32: static_cast<int32_t*>(s.data)[ci] = exact; break;
+    case MmElem::kI8:
+    case MmElem::kI16: {
+      const float lo = s.c == MmElem::kI8 ? -128.0f : -32768.0f;
+      const float hi = s.c == MmElem::kI8 ? 127.0f : 32767.0f;
+      float q = std::nearbyint(real / s.sc) + static_cast<float>(s.zpc);
+      q = std::min(hi, std::max(lo, q));
+      if (s.c == MmElem::kI8) static_cast<int8_t*>(s.data)[ci] = static_cast<int8_t>(q);
+      else static_cast<int16_t*>(s.data)[ci] = static_cast<int16_t>(q);
+      break;
+    }
+    default: break;
+  }
+}
+
+bool is_per_group(int qtype) {
+  return qtype == RKNN_QUANT_TYPE_PER_GROUP_SYM || qtype == RKNN_QUANT_TYPE_PER_GROUP_ASYM;
 }
 
 int quant_len(int qtype, int K, int N, int group_size) {
@@ -306,7 +349,14 @@ Status MatmulContext::create(const rknn_matmul_info& info, const std::vector<rkn
     c->attrs_.push_back(a);
   }
   c->shapes_ = shapes;
+  if (is_int(c->types_.b)) {  // defaults (scale 1, zp 0) with the length the B quant type indexes
+    const size_t len = quant_len(info.B_quant_type, shapes[0].K, shapes[0].N, info.group_size);
+    c->quant_[1].scale.assign(len, 1.0f);
+    c->quant_[1].zp.assign(len, 0);
+  }
   if (const char* v = std::getenv("OPENRKNN_NUM_THREADS")) c->threads_ = std::max(1, std::atoi(v));
+  if (const char* v = std::getenv("OPENRKNN_MATMUL_REFERENCE")) c->reference_ = std::atoi(v) != 0;
+  if (!c->reference_) ORKNN_RETURN_IF_ERROR(c->init_fast());
   *attrs = c->attrs_;
   *out = std::move(c);
   return Status::Ok();
@@ -413,14 +463,21 @@ Status MatmulContext::run() {
                        b.mem->size, shapes_[current_].M, ops[i]->size);
     data[i] = static_cast<char*>(b.mem->virt_addr) + b.mem->offset;
   }
+  if (!reference_) {
+    bool handled = false;
+    ORKNN_RETURN_IF_ERROR(run_fast(data, &handled));
+    if (handled) return Status::Ok();
+  }
+  return run_reference(data);
+}
+
+Status MatmulContext::run_reference(void* const data[3]) {
   const int M = shapes_[current_].M, K = shapes_[current_].K, N = shapes_[current_].N;
   const MatmulTiles& t = tiles_;
   const int acl = info_.AC_layout, bl = info_.B_layout;
   const bool int_a = is_int(types_.a), int_b = is_int(types_.b);
   const int qtype = info_.B_quant_type;
-  const int gs = (int_b && (qtype == RKNN_QUANT_TYPE_PER_GROUP_SYM || qtype == RKNN_QUANT_TYPE_PER_GROUP_ASYM))
-                     ? info_.group_size
-                     : K;
+  const int gs = (int_b && is_per_group(qtype)) ? info_.group_size : K;
   const int groups = K / gs;
   const bool per_ch = qtype != RKNN_QUANT_TYPE_PER_LAYER_SYM && qtype != RKNN_QUANT_TYPE_PER_LAYER_ASYM;
   auto bq = [&](int n, int g) -> int { return !int_b || !per_ch ? 0 : (gs == K ? n : n * groups + g); };
@@ -510,26 +567,8 @@ Status MatmulContext::run() {
     }
   };
 
-  auto store = [&](int m, int n, float real, int32_t exact) {
-    const size_t ci = c_index(acl, t, M, N, m, n);
-    switch (types_.c) {
-      case MmElem::kF32: static_cast<float*>(data[2])[ci] = real; break;
-      case MmElem::kF16: static_cast<uint16_t*>(data[2])[ci] = fp32_to_fp16(real); break;
-      case MmElem::kBF16: static_cast<uint16_t*>(data[2])[ci] = fp32_to_bf16(real); break;
-      case MmElem::kI32: static_cast<int32_t*>(data[2])[ci] = exact; break;
-      case MmElem::kI8:
-      case MmElem::kI16: {
-        const float lo = types_.c == MmElem::kI8 ? -128.0f : -32768.0f;
-        const float hi = types_.c == MmElem::kI8 ? 127.0f : 32767.0f;
-        float q = std::nearbyint(real / sc) + static_cast<float>(zpc);
-        q = std::min(hi, std::max(lo, q));
-        if (types_.c == MmElem::kI8) static_cast<int8_t*>(data[2])[ci] = static_cast<int8_t>(q);
-        else static_cast<int16_t*>(data[2])[ci] = static_cast<int16_t>(q);
-        break;
-      }
-      default: break;
-    }
-  };
+  const CStore cs{types_.c, acl, &t, M, N, sc, zpc, data[2]};
+  auto store = [&](int m, int n, float real, int32_t exact) { store_c(cs, m, n, real, exact); };
 
   // Columns are processed in chunks small enough that the decoded B rows stay in cache while every
   // row of A passes over them.
@@ -592,6 +631,339 @@ Status MatmulContext::run() {
     for (auto& th : pool) th.join();
     if (failed) return ORKNN_ERR(kNoMemory, "out of memory in a matmul worker thread");
   }
+  return Status::Ok();
+}
+
+// ---- oneDNN fast path ---------------------------------------------------------------------------
+//
+// Integer A (types 2, 3, 9, 10, 11, 15): A enters oneDNN as u8 (a + 128, plus one extra row of
+// ones whose products are the column sums of B), B as s8 (int8 NORM/TP_NORM straight from the
+// user's memory, otherwise decoded/relaid into a context buffer), and the primitive writes the
+// raw int32 sums S = sum_k (a + 128) * b. With zU = zA + 128:
+//   sum_k (a - zA)(b - zB) = S - zB * rowsum_u8(A)[m] - zU * colsum(B)[n] + K * zU * zB,
+// evaluated in int64. |S| <= K * 255 * 128 and the true sum <= K * 255 * 255 (< 2^31 for
+// K <= 10240), so nothing overflows and the result is the reference kernel's exact int32 sum; the
+// epilogue (store_c) is the reference's. Why u8 and not s8 sources: with an s8 source oneDNN 2.6
+// applies its +128 compensation in float32 (inexact above 2^24), see kernels/onednn/int8_common.h;
+// only implementations that keep the int32 accumulators exact are accepted (select_exact_int8_impl).
+//
+// fp16 A (types 1, 4-8, 12): A decoded to fp32 (exact), B decoded (fp16, exact) or dequantised
+// (sB * (b - zB) in fp32, as the reference) to fp32, then an f32 oneDNN matmul. Differs from the
+// reference only in the fp32 summation order.
+//
+// Per-group B with an integer A: the same primitive runs once per group on dense K slices of A and
+// B (group-major buffers; NORM B's row blocks in place), each partial sum corrected with the
+// slice's row/column sums, and the epilogue accumulates
+// total += part_g and real += float(part_g) * sB_g in group order, as the reference does.
+// Nothing is cached across runs except primitives and buffers: B may change at any time.
+
+#if ORKNN_WITH_ONEDNN
+struct MatmulContext::Fast {
+  bool int_a = false;
+  bool b_in_place = false;  // int8 NORM/TP_NORM B: oneDNN reads the user's memory
+  bool b_rows_k = true;     // B as seen by oneDNN is [K][N] (NORM) or [groups][N][gs] (TP_NORM, NATIVE)
+  int m_max = 0, K = 0, N = 0;
+  int gs = 0, groups = 1;        // int A: K slices of gs rows (per-group B), one primitive run each
+  std::vector<uint8_t> a_u8;     // int A: [groups][M + 1][gs], a + 128; row M of each group is ones
+  std::vector<int32_t> rowsum;   // int A: [groups][M] sums of (a + 128) over each K slice
+  std::vector<int32_t> total;    // int A, groups > 1: [m_max][N] running int32 sum over groups
+  std::vector<float> real;       // int A, groups > 1: [m_max][N] running sum_g float(part_g) * sB_g
+  std::vector<float> a_f32;      // fp16 A: [m_max][K]
+  std::vector<int8_t> b_s8;      // int A, B not in place: int4 decoded / NATIVE relaid out
+  std::vector<float> b_f32;      // fp16 A: B decoded / dequantised
+  std::vector<int32_t> acc_s32;  // [m_max + 1][N]; row M holds colsum(B)
+  std::vector<float> acc_f32;    // [m_max][N]
+  struct Prim {
+    int threads = 0;      // thread count it was built for; 0: not built yet
+    bool usable = false;  // false: oneDNN has no suitable implementation (the reference runs)
+    dnnl::primitive prim;
+    dnnl::memory src, wei, dst;
+    std::vector<dnnl_exec_arg_t> args;  // prebuilt: execution allocates nothing on our side
+    int scratch_arg = -1;
+    std::string impl;
+  };
+  std::vector<Prim> prims;  // one per shape (dynamic M)
+  dnnl::memory scratch;     // user scratchpad shared by the primitives (one run at a time)
+  size_t scratch_bytes = 0;
+  dnnl::stream stream;
+};
+#else
+struct MatmulContext::Fast {};
+#endif
+
+MatmulContext::MatmulContext() = default;
+MatmulContext::~MatmulContext() = default;
+
+Status MatmulContext::init_fast() {
+#if ORKNN_WITH_ONEDNN
+  const bool int_a = is_int(types_.a);
+  auto f = std::make_unique<Fast>();
+  f->int_a = int_a;
+  f->K = shapes_[0].K;
+  f->N = shapes_[0].N;
+  f->gs = int_a && is_per_group(info_.B_quant_type) ? info_.group_size : f->K;
+  f->groups = f->K / f->gs;
+  for (const auto& s : shapes_) f->m_max = std::max(f->m_max, s.M);
+  f->b_rows_k = info_.B_layout == RKNN_MM_LAYOUT_NORM;
+  const size_t K = f->K, N = f->N, mm = f->m_max;
+  if (int_a) {
+    f->b_in_place = types_.b == MmElem::kI8 && info_.B_layout != RKNN_MM_LAYOUT_NATIVE &&
+                    (f->b_rows_k || f->groups == 1);
+    f->a_u8.resize((mm + 1) * K);
+    f->rowsum.resize(mm * f->groups);
+    f->acc_s32.resize((mm + 1) * N);
+    if (f->groups > 1) {
+      f->total.resize(mm * N);
+      f->real.resize(mm * N);
+    }
+    if (!f->b_in_place) f->b_s8.resize(K * N);
+  } else {
+    f->a_f32.resize(mm * K);
+    f->b_f32.resize(K * N);
+    f->acc_f32.resize(mm * N);
+  }
+  f->prims.resize(shapes_.size());
+  try {
+    f->stream = dnnl::stream(onednn::cpu_engine());
+  } catch (const dnnl::error& e) {
+    return ORKNN_ERR(kFail, "oneDNN stream creation failed: %s", e.what());
+  }
+  fast_ = std::move(f);
+#endif
+  return Status::Ok();
+}
+
+#if ORKNN_WITH_ONEDNN
+namespace {
+
+// Builds (or rebuilds for another thread count) the primitive of an M-row shape. A configuration
+// oneDNN cannot serve exactly/fast leaves p.usable false.
+void build_fast_prim(MatmulContext::Fast& f, MatmulContext::Fast::Prim& p, int M, int threads) {
+  using dnnl::memory;
+  using dt = memory::data_type;
+  p = MatmulContext::Fast::Prim{};
+  p.threads = threads;
+  // K slice of gs rows (all of K unless per-group B with an integer A): A's slices are dense
+  // (group-major buffer), and so are B's ([K][N] row blocks or [groups][N][gs]).
+  const memory::dim N = f.N, rows = f.int_a ? M + 1 : M, ks = f.int_a ? f.gs : f.K;
+  try {
+    onednn::ScopedOmpThreads omp(threads);
+    const memory::desc src({rows, ks}, f.int_a ? dt::u8 : dt::f32, memory::format_tag::ab);
+    const memory::desc wei({ks, N}, f.int_a ? dt::s8 : dt::f32, f.b_rows_k ? memory::dims{N, 1} : memory::dims{1, ks});
+    const memory::desc dst({rows, N}, f.int_a ? dt::s32 : dt::f32, memory::format_tag::ab);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, wei, dst), onednn::user_scratchpad_attr(),
+                                    onednn::cpu_engine());
+    const bool ok = f.int_a ? onednn::select_exact_int8_impl(pd, ks * 255 * 128) : !onednn::is_reference_impl(pd);
+    if (!ok) {
+      ORKNN_LOGD("matmul M=%d K=%d N=%d: no suitable oneDNN implementation (%s); scalar kernel", M, f.K, f.N,
+                 pd.impl_info_str());
+      return;
+    }
+    p.impl = pd.impl_info_str();
+    p.prim = dnnl::matmul(pd);
+    const dnnl::engine& eng = onednn::cpu_engine();
+    void* a = f.int_a ? static_cast<void*>(f.a_u8.data()) : static_cast<void*>(f.a_f32.data());
+    void* b = f.int_a ? (f.b_in_place ? nullptr : static_cast<void*>(f.b_s8.data())) : static_cast<void*>(f.b_f32.data());
+    void* c = f.int_a ? static_cast<void*>(f.acc_s32.data()) : static_cast<void*>(f.acc_f32.data());
+    p.src = memory(src, eng, a);
+    p.wei = memory(wei, eng, b);
+    p.dst = memory(dst, eng, c);
+    p.args = {{DNNL_ARG_SRC, p.src.get()}, {DNNL_ARG_WEIGHTS, p.wei.get()}, {DNNL_ARG_DST, p.dst.get()}};
+    const size_t need = pd.scratchpad_desc().get_size();
+    if (need > 0) {
+      if (need > f.scratch_bytes) {
+        f.scratch = memory(memory::desc({static_cast<memory::dim>(need)}, dt::u8, memory::format_tag::a), eng);
+        f.scratch_bytes = need;
+        for (auto& q : f.prims)
+          if (q.scratch_arg >= 0) q.args[q.scratch_arg].memory = f.scratch.get();
+      }
+      p.scratch_arg = static_cast<int>(p.args.size());
+      p.args.push_back({DNNL_ARG_SCRATCHPAD, f.scratch.get()});
+    }
+    p.usable = true;
+    ORKNN_LOGD("matmul M=%d K=%d N=%d, %d thread(s): oneDNN %s, scratchpad %zu bytes", M, f.K, f.N, threads,
+               p.impl.c_str(), need);
+  } catch (const dnnl::error& e) {
+    ORKNN_LOGD("matmul M=%d K=%d N=%d: oneDNN refused (%s); scalar kernel", M, f.K, f.N, e.what());
+    p.usable = false;
+  }
+}
+
+// count int4 values starting at the even element index `first` -> int8.
+void decode_i4_run(const uint8_t* src, size_t first, size_t count, int8_t* dst) {
+  const uint8_t* p = src + first / 2;
+  for (size_t j = 0; j + 1 < count; j += 2) {
+    const uint8_t byte = p[j / 2];
+    dst[j] = static_cast<int8_t>(static_cast<int8_t>(byte << 4) >> 4);
+    dst[j + 1] = static_cast<int8_t>(static_cast<int8_t>(byte) >> 4);
+  }
+  if (count & 1) dst[count - 1] = static_cast<int8_t>(static_cast<int8_t>(p[(count - 1) / 2] << 4) >> 4);
+}
+
+}  // namespace
+#endif
+
+Status MatmulContext::run_fast(void* const data[3], bool* handled) {
+  *handled = false;
+#if ORKNN_WITH_ONEDNN
+  if (!fast_) return Status::Ok();
+  Fast& f = *fast_;
+  Fast::Prim& p = f.prims[current_];
+  const int M = shapes_[current_].M, K = f.K, N = f.N;
+  if (p.threads != threads_) build_fast_prim(f, p, M, threads_);
+  if (!p.usable) return Status::Ok();
+  *handled = true;
+  const int nt = threads_;
+  onednn::ScopedOmpThreads omp(nt);
+  const MatmulTiles& t = tiles_;
+  const int acl = info_.AC_layout, bl = info_.B_layout;
+  const MmElem ea = types_.a, eb = types_.b;
+
+  // ---- A ----
+  if (f.int_a) {
+    for (int m = 0; m < M; ++m) {
+      // Group-major (dense K slices for oneDNN): element (m, k) of group g = k / gs at
+      // [(g * (M + 1) + m) * gs + k % gs]; the same as [M + 1][K] when there is one group.
+      for (int g = 0; g < f.groups; ++g) {
+        uint8_t* row = &f.a_u8[(static_cast<size_t>(g) * (M + 1) + m) * f.gs];
+        const int k0 = g * f.gs;
+        if (ea == MmElem::kI8 && acl == RKNN_MM_LAYOUT_NORM) {
+          const int8_t* src = static_cast<const int8_t*>(data[0]) + static_cast<size_t>(m) * K + k0;
+          for (int k = 0; k < f.gs; ++k) row[k] = static_cast<uint8_t>(src[k] + 128);
+        } else {
+          for (int k = 0; k < f.gs; ++k)
+            row[k] = static_cast<uint8_t>(read_int(ea, data[0], a_index(acl, t, M, K, m, k0 + k)) + 128);
+        }
+        int32_t sum = 0;
+        for (int k = 0; k < f.gs; ++k) sum += row[k];
+        f.rowsum[static_cast<size_t>(g) * M + m] = sum;
+      }
+    }
+    for (int g = 0; g < f.groups; ++g)  // ones rows -> column sums of B
+      std::memset(&f.a_u8[(static_cast<size_t>(g) * (M + 1) + M) * f.gs], 1, f.gs);
+  } else {
+    const uint16_t* a16 = static_cast<const uint16_t*>(data[0]);
+    for (int m = 0; m < M; ++m) {
+      float* row = &f.a_f32[static_cast<size_t>(m) * K];
+      if (acl == RKNN_MM_LAYOUT_NORM) fp16_to_fp32(a16 + static_cast<size_t>(m) * K, row, K);
+      else
+        for (int k = 0; k < K; k += t.a_subk) fp16_to_fp32(a16 + a_index(acl, t, M, K, m, k), row + k, t.a_subk);
+    }
+  }
+
+  // ---- B ----
+  // Rows of the converted B: k for NORM ([K][N]), n otherwise ([groups][N][gs], i.e. [N][K] with
+  // one group). Each row is a list of contiguous runs in the user's layout: one run for NORM, gs
+  // long for TP_NORM, subK long for NATIVE (subK divides gs).
+  const int nrows = f.b_rows_k ? K : N, rowlen = f.b_rows_k ? N : K;
+  const int run_len = bl == RKNN_MM_LAYOUT_NATIVE ? t.b_subk : f.b_rows_k ? rowlen : f.gs;
+  auto run_dst = [&](int r, int j) -> size_t {
+    if (f.b_rows_k) return static_cast<size_t>(r) * rowlen + j;
+    return (static_cast<size_t>(j / f.gs) * N + r) * f.gs + j % f.gs;
+  };
+  auto run_src = [&](int r, int j) -> size_t {  // linear source index of row r, element j (run start)
+    if (bl == RKNN_MM_LAYOUT_NATIVE) return b_index(bl, t, K, N, j, r);
+    return static_cast<size_t>(r) * rowlen + j;
+  };
+  if (f.int_a) {
+    if (!f.b_in_place) {
+      const uint8_t* src = static_cast<const uint8_t*>(data[1]);
+#pragma omp parallel for num_threads(nt) schedule(static)
+      for (int r = 0; r < nrows; ++r)
+        for (int j = 0; j < rowlen; j += run_len) {
+          int8_t* dst = &f.b_s8[run_dst(r, j)];
+          const size_t si = run_src(r, j);
+          if (eb == MmElem::kI4) decode_i4_run(src, si, run_len, dst);
+          else std::memcpy(dst, src + si, run_len);
+        }
+    }
+  } else {
+    const int qtype = info_.B_quant_type;
+    const bool per_ch = qtype != RKNN_QUANT_TYPE_PER_LAYER_SYM && qtype != RKNN_QUANT_TYPE_PER_LAYER_ASYM;
+    const int gs = is_per_group(qtype) ? info_.group_size : K;
+    const int groups = K / gs;
+    const float* bs = quant_[1].scale.data();
+    const int32_t* bz = quant_[1].zp.data();
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int r = 0; r < nrows; ++r)
+      for (int j = 0; j < rowlen; j += run_len) {
+        float* dst = &f.b_f32[run_dst(r, j)];
+        const size_t si = run_src(r, j);
+        if (eb == MmElem::kF16) {
+          fp16_to_fp32(static_cast<const uint16_t*>(data[1]) + si, dst, run_len);
+          continue;
+        }
+        for (int e = 0; e < run_len; ++e) {
+          const int k = f.b_rows_k ? r : j + e, n = f.b_rows_k ? j + e : r;
+          const int qi = !per_ch ? 0 : (gs == K ? n : n * groups + k / gs);
+          const int v = read_int(eb, data[1], si + e) - bz[qi];
+          dst[e] = bs[qi] * static_cast<float>(v);
+        }
+      }
+  }
+
+  auto execute = [&]() -> Status {
+    const dnnl_status_t st =
+        dnnl_primitive_execute(p.prim.get(), f.stream.get(), static_cast<int>(p.args.size()), p.args.data());
+    if (st != dnnl_success) return ORKNN_ERR(kFail, "oneDNN matmul execution failed (status %d)", static_cast<int>(st));
+    dnnl_stream_wait(f.stream.get());
+    return Status::Ok();
+  };
+
+  // ---- oneDNN + epilogue ----
+  const CStore cs{types_.c, acl, &t, M, N, quant_[2].scale[0], quant_[2].zp[0], data[2]};
+  if (f.int_a) {
+    const int32_t* acc = f.acc_s32.data();
+    const int32_t* colsum = acc + static_cast<size_t>(M) * N;
+    const int qtype = info_.B_quant_type;
+    const bool per_ch = qtype != RKNN_QUANT_TYPE_PER_LAYER_SYM && qtype != RKNN_QUANT_TYPE_PER_LAYER_ASYM;
+    const int G = f.groups, gs = f.gs;
+    const int64_t zu = static_cast<int64_t>(quant_[0].zp[0]) + 128;
+    const float sa = quant_[0].scale[0];
+    const bool exact_only = types_.c == MmElem::kI32;
+    const float* bs = quant_[1].scale.data();
+    const int32_t* bz = quant_[1].zp.data();
+    int8_t* b_base = f.b_in_place ? static_cast<int8_t*>(data[1]) : f.b_s8.data();
+    for (int g = 0; g < G; ++g) {
+      // K slice g: A columns [g*gs, (g+1)*gs), B rows of the same range.
+      p.src.set_data_handle(f.a_u8.data() + static_cast<size_t>(g) * (M + 1) * gs);
+      p.wei.set_data_handle(b_base + static_cast<size_t>(g) * gs * N);  // [K][N] and [groups][N][gs] alike
+      ORKNN_RETURN_IF_ERROR(execute());
+      const int32_t* rs = &f.rowsum[static_cast<size_t>(g) * M];
+      // part = sum over the slice of (a - zA)(b - zB), exact (see the comment at the top).
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && M > 1)
+      for (int m = 0; m < M; ++m)
+        for (int n = 0; n < N; ++n) {
+          const int qi = !per_ch ? 0 : (G == 1 ? n : n * G + g);
+          const int64_t zb = bz[qi];
+          const size_t i = static_cast<size_t>(m) * N + n;
+          const int32_t part = static_cast<int32_t>(static_cast<int64_t>(acc[i]) - zb * rs[m] - zu * colsum[n] +
+                                                    static_cast<int64_t>(gs) * zu * zb);
+          if (G == 1) {
+            float real = 0.0f;  // the reference's expression, operation for operation
+            if (!exact_only) real += static_cast<float>(part) * bs[qi];
+            store_c(cs, m, n, sa * real, part);
+            continue;
+          }
+          if (g == 0) {
+            f.total[i] = 0;
+            f.real[i] = 0.0f;
+          }
+          f.total[i] += part;
+          if (!exact_only) f.real[i] += static_cast<float>(part) * bs[qi];
+          if (g == G - 1) store_c(cs, m, n, sa * f.real[i], f.total[i]);
+        }
+    }
+  } else {
+    ORKNN_RETURN_IF_ERROR(execute());
+    const float* acc = f.acc_f32.data();
+#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && M > 1)
+    for (int m = 0; m < M; ++m)
+      for (int n = 0; n < N; ++n) store_c(cs, m, n, acc[static_cast<size_t>(m) * N + n], 0);
+  }
+#else
+  (void)data;
+#endif
   return Status::Ok();
 }
 

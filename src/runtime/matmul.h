@@ -1,5 +1,8 @@
 // Standalone matmul of rknn_matmul_api.h (docs/matmul.md): operand descriptions per platform,
-// layouts (NORM, TP_NORM, NATIVE tiles with K segments), quantisation of A/B/C, and the CPU kernel.
+// layouts (NORM, TP_NORM, NATIVE tiles with K segments), quantisation of A/B/C, and the CPU kernels:
+// a oneDNN fast path (integer A: u8 x s8 -> s32 plus exact zero-point corrections; fp16 A: f32) and
+// the scalar reference kernel (OPENRKNN_MATMUL_REFERENCE=1, builds without oneDNN, configurations
+// oneDNN cannot serve exactly).
 // The extern "C" entry points and the handle table live in src/api/rknn_matmul_api.cc.
 #pragma once
 #include <cstdint>
@@ -48,6 +51,8 @@ Status matmul_b_normal_to_native(const std::string& platform, const void* src, v
 
 class MatmulContext {
  public:
+  MatmulContext();
+  ~MatmulContext();
   static Status create(const rknn_matmul_info& info, const std::vector<rknn_matmul_shape>& shapes,
                        std::unique_ptr<MatmulContext>* out, std::vector<rknn_matmul_io_attr>* attrs);
 
@@ -58,6 +63,8 @@ class MatmulContext {
   Status get_quant_params(rknn_quant_params* params, float* scale);
   Status set_dynamic_shape(const rknn_matmul_shape* shape);
   Status run();
+
+  struct Fast;  // oneDNN state, defined in matmul.cc
 
  private:
   struct Quant {
@@ -79,6 +86,17 @@ class MatmulContext {
   Binding bind_[3];  // A, B, C
   Quant quant_[3];   // A, B, C
   int threads_ = 1;
+  bool reference_ = false;  // $OPENRKNN_MATMUL_REFERENCE=1 at create: always the scalar kernel
+
+  // oneDNN state: buffers sized at create, primitives per shape built at first use (and rebuilt
+  // when the thread count changes). Null when the reference kernel handles this context.
+  std::unique_ptr<Fast> fast_;
+
+  // The scalar reference kernel; data = A, B, C base addresses.
+  Status run_reference(void* const data[3]);
+  // The oneDNN path; *handled = false when this configuration has none (the caller runs the reference).
+  Status run_fast(void* const data[3], bool* handled);
+  Status init_fast();
 };
 
 }  // namespace orknn

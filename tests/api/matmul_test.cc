@@ -149,7 +149,10 @@ struct Case {
 
 class MatmulTest : public ::testing::Test {
  protected:
-  void TearDown() override { unsetenv("OPENRKNN_MATMUL_PLATFORM"); }
+  void TearDown() override {
+    unsetenv("OPENRKNN_MATMUL_PLATFORM");
+    unsetenv("OPENRKNN_MATMUL_REFERENCE");
+  }
 };
 
 rknn_matmul_info make_info(const Case& c) {
@@ -565,13 +568,18 @@ TEST_F(MatmulTest, AlignmentAndArgumentErrors) {
   EXPECT_EQ(rknn_matmul_destroy(ctx), RKNN_SUCC);
 }
 
+// Results do not depend on the thread count: exact for integer A; for fp16 A this is what oneDNN
+// 2.6.3's f32 matmul does on these shapes (LLM-like ones included), checked bit for bit.
 TEST_F(MatmulTest, MultiThreadedMatchesSingleThread) {
   setenv("OPENRKNN_MATMUL_PLATFORM", "rk3588", 1);
-  for (int type : {2, 1}) {
-    const int M = 3, K = 256, N = 256;
+  const int shapes[][3] = {{3, 256, 256}, {1, 4096, 4096}, {64, 4096, 512}, {17, 10240, 64}};
+  for (const auto& sh : shapes)
+  for (int type : {2, 1, 7}) {
+    const int M = sh[0], K = sh[1], N = sh[2];
+    SCOPED_TRACE("M" + std::to_string(M) + " K" + std::to_string(K) + " N" + std::to_string(N));
     rknn_matmul_info info = make_info({"rk3588", type, M, K, N, 0, 0});
     std::vector<std::vector<uint8_t>> outs;
-    for (int mask : {RKNN_NPU_CORE_0, RKNN_NPU_CORE_0_1_2}) {
+    for (int mask : {RKNN_NPU_CORE_0, RKNN_NPU_CORE_0_1, RKNN_NPU_CORE_0_1_2}) {
       rknn_matmul_io_attr io;
       rknn_matmul_ctx ctx;
       ASSERT_EQ(rknn_matmul_create(&ctx, &info, &io), RKNN_SUCC);
@@ -582,7 +590,8 @@ TEST_F(MatmulTest, MultiThreadedMatchesSingleThread) {
       for (int i = 0; i < 2; ++i)
         for (uint32_t j = 0; j < m[i]->size; ++j) {
           uint8_t v = (uint8_t)rng();
-          if (type == 1 && j % 2) v &= 0x3B;  // keep fp16 values finite and moderate
+          if (i == 0 && j % 2) v &= 0x3B;  // keep fp16 values finite and moderate
+          if (i == 1 && types_of(type).b == F16 && j % 2) v &= 0x3B;
           static_cast<uint8_t*>(m[i]->virt_addr)[j] = v;
         }
       rknn_matmul_set_io_mem(ctx, m[0], &io.A);
@@ -594,7 +603,269 @@ TEST_F(MatmulTest, MultiThreadedMatchesSingleThread) {
       for (auto* x : m) rknn_destroy_mem(ctx, x);
       rknn_matmul_destroy(ctx);
     }
-    EXPECT_EQ(outs[0], outs[1]) << "type " << type;
+    EXPECT_TRUE(outs[0] == outs[1]) << "type " << type << ": 1 vs 2 threads";
+    EXPECT_TRUE(outs[0] == outs[2]) << "type " << type << ": 1 vs 3 threads";
+  }
+}
+
+// ---- fast path (oneDNN) against the reference kernel (OPENRKNN_MATMUL_REFERENCE=1) ----------------
+// Integer A: C must be bit-identical. fp16 A: the two differ only in fp32 summation order:
+// |fast - ref| <= 1e-5 * sum_k |a_k * b_k| (+ one unit in the last place of an fp16/bf16 output).
+
+// Creates a context (the reference kernel when `reference`), fills A and B from the logical operands,
+// runs and returns C's bytes. mask != 0: rknn_matmul_set_core_mask(mask) first.
+std::vector<uint8_t> run_bytes(const Case& c, const Quant& q, const Operand& A, const Operand& B, bool reference,
+                               int mask) {
+  setenv("OPENRKNN_MATMUL_PLATFORM", c.platform.c_str(), 1);
+  if (reference) setenv("OPENRKNN_MATMUL_REFERENCE", "1", 1);
+  const Types ty = types_of(c.type);
+  const Tiles t = tiles_of(c.platform, c.type);
+  rknn_matmul_info info = make_info(c);
+  rknn_matmul_io_attr io;
+  rknn_matmul_ctx ctx = 0;
+  const int r = rknn_matmul_create(&ctx, &info, &io);
+  unsetenv("OPENRKNN_MATMUL_REFERENCE");
+  EXPECT_EQ(r, RKNN_SUCC);
+  if (r != RKNN_SUCC) return {};
+  if (mask) EXPECT_EQ(rknn_matmul_set_core_mask(ctx, (rknn_core_mask)mask), RKNN_SUCC);
+  Quant qd = q;
+  if (ty.a != F16) set_q(ctx, "A", qd.sa, qd.za);
+  if (ty.b != F16) set_q(ctx, "B", qd.sb, qd.zb);
+  if (ty.c == I8 || ty.c == I16) set_q(ctx, "C", qd.sc, qd.zc);
+  rknn_tensor_mem* ma = rknn_create_mem(ctx, io.A.size);
+  rknn_tensor_mem* mb = rknn_create_mem(ctx, io.B.size);
+  rknn_tensor_mem* mc = rknn_create_mem(ctx, io.C.size);
+  EXPECT_TRUE(ma && mb && mc);
+  const bool nat = c.ac_layout == RKNN_MM_LAYOUT_NATIVE;
+  for (int m = 0; m < c.M; ++m)
+    for (int k = 0; k < c.K; ++k) {
+      const size_t l = (size_t)m * c.K + k;
+      put(ty.a, ma->virt_addr, idx_a(nat, t, c.M, c.K, m, k), A.iv[l], A.h[l]);
+    }
+  for (int k = 0; k < c.K; ++k)
+    for (int n = 0; n < c.N; ++n) {
+      const size_t l = (size_t)k * c.N + n;
+      put(ty.b, mb->virt_addr, idx_b(c.b_layout, t, c.K, c.N, k, n), B.iv[l], B.h[l]);
+    }
+  std::memset(mc->virt_addr, 0x5A, mc->size);
+  EXPECT_EQ(rknn_matmul_set_io_mem(ctx, ma, &io.A), RKNN_SUCC);
+  EXPECT_EQ(rknn_matmul_set_io_mem(ctx, mb, &io.B), RKNN_SUCC);
+  EXPECT_EQ(rknn_matmul_set_io_mem(ctx, mc, &io.C), RKNN_SUCC);
+  EXPECT_EQ(rknn_matmul_run(ctx), RKNN_SUCC);
+  const uint8_t* cb = static_cast<const uint8_t*>(mc->virt_addr);
+  std::vector<uint8_t> out(cb, cb + io.C.size);
+  rknn_destroy_mem(ctx, ma);
+  rknn_destroy_mem(ctx, mb);
+  rknn_destroy_mem(ctx, mc);
+  EXPECT_EQ(rknn_matmul_destroy(ctx), RKNN_SUCC);
+  return out;
+}
+
+// Random quantisation for case c: A per layer asymmetric (zp_a forced when given), B per c.b_qtype,
+// C scaled so that outputs spread over (and partly saturate) the int8/int16 range.
+Quant random_quant(const Case& c, std::mt19937& rng, int zp_a = 1000, int zp_b = 1000) {
+  const Types ty = types_of(c.type);
+  Quant q;
+  std::uniform_real_distribution<float> sd(0.01f, 0.1f);
+  auto zrange = [](Kind k) { return k == I4 ? 8 : 128; };
+  q.sa = {sd(rng)};
+  const int ra = zrange(ty.a);
+  q.za = {zp_a != 1000 ? zp_a : std::uniform_int_distribution<int>(-ra, ra - 1)(rng)};
+  const int G = c.b_qtype >= 4 ? c.K / c.group : 1;
+  const int len = c.b_qtype <= 1 ? 1 : c.b_qtype <= 3 ? c.N : c.N * G;
+  const bool asym = c.b_qtype % 2 == 1;
+  const int rb = zrange(ty.b);
+  q.sb.clear();
+  q.zb.clear();
+  for (int i = 0; i < len; ++i) {
+    q.sb.push_back(sd(rng));
+    q.zb.push_back(!asym ? 0 : zp_b != 1000 ? zp_b : std::uniform_int_distribution<int>(-rb, rb - 1)(rng));
+  }
+  const double va = ty.a == I4 ? 4.6 : 74, vb = ty.b == I4 ? 4.6 : 74;
+  const double target = ty.c == I16 ? 8000 : 60;
+  q.sc = {(float)(q.sa[0] * q.sb[0] * std::sqrt((double)c.K) * va * vb / target)};
+  q.zc = {std::uniform_int_distribution<int>(-20, 20)(rng)};
+  return q;
+}
+
+// sum_k |a_k * b_k| for C[m][n] (B dequantised as the API defines it), for the fp16-A tolerance.
+double abs_dot(const Case& c, const Quant& q, const Operand& A, const Operand& B, int m, int n) {
+  const Types ty = types_of(c.type);
+  const int gs = c.b_qtype >= 4 ? c.group : c.K;
+  double s = 0;
+  for (int k = 0; k < c.K; ++k) {
+    const size_t lb = (size_t)k * c.N + n;
+    const int qi = c.b_qtype <= 1 ? 0 : c.b_qtype <= 3 ? n : n * (c.K / gs) + k / gs;
+    const double bv = ty.b == F16 ? (double)orknn::fp16_to_fp32(B.h[lb]) : (double)q.sb[qi] * (B.iv[lb] - q.zb[qi]);
+    s += std::fabs((double)orknn::fp16_to_fp32(A.h[(size_t)m * c.K + k]) * bv);
+  }
+  return s;
+}
+
+// Compares C of `fast` (the default path) and `ref` (OPENRKNN_MATMUL_REFERENCE=1) element-wise.
+void expect_fast_matches(const Case& c, const Quant& q, const Operand& A, const Operand& B,
+                         const std::vector<uint8_t>& fast, const std::vector<uint8_t>& ref) {
+  ASSERT_EQ(fast.size(), ref.size());
+  const Types ty = types_of(c.type);
+  const Tiles t = tiles_of(c.platform, c.type);
+  const bool nat = c.ac_layout == RKNN_MM_LAYOUT_NATIVE;
+  if (ty.a != F16) {
+    size_t diff = 0;
+    while (diff < fast.size() && fast[diff] == ref[diff]) ++diff;
+    EXPECT_EQ(diff, fast.size()) << "first differing byte of C at " << diff << " of " << fast.size();
+    return;
+  }
+  int bad = 0;
+  for (int m = 0; m < c.M; ++m)
+    for (int n = 0; n < c.N; ++n) {
+      const size_t ci = idx_c(nat, t, c.M, c.N, m, n);
+      const double f = get_c(ty.c, fast.data(), ci), r = get_c(ty.c, ref.data(), ci);
+      double tol = 1e-5 * abs_dot(c, q, A, B, m, n) + 1e-30;
+      if (ty.c == F16) tol += std::fabs(r) * std::ldexp(1.0, -10) + std::ldexp(1.0, -24);
+      if (ty.c == BF16) tol += std::fabs(r) * std::ldexp(1.0, -7);
+      if (!(std::fabs(f - r) <= tol) && ++bad <= 5)
+        ADD_FAILURE() << "C[" << m << "," << n << "]: fast " << f << ", reference " << r << " (tol " << tol << ")";
+    }
+  EXPECT_EQ(bad, 0);
+}
+
+void check_fast(const Case& c, unsigned seed, int mask = 0, int zp_a = 1000, int zp_b = 1000) {
+  SCOPED_TRACE(c.platform + " type " + std::to_string(c.type) + " M" + std::to_string(c.M) + " K" +
+               std::to_string(c.K) + " N" + std::to_string(c.N) + " B_layout " + std::to_string(c.b_layout) +
+               " AC_layout " + std::to_string(c.ac_layout) + " Bq " + std::to_string(c.b_qtype) + " mask " +
+               std::to_string(mask) + " seed " + std::to_string(seed));
+  const Types ty = types_of(c.type);
+  std::mt19937 rng(seed);
+  const Quant q = random_quant(c, rng, zp_a, zp_b);
+  const Operand A = random_operand(ty.a, (size_t)c.M * c.K, rng), B = random_operand(ty.b, (size_t)c.K * c.N, rng);
+  const std::vector<uint8_t> ref = run_bytes(c, q, A, B, true, mask);
+  const std::vector<uint8_t> fast = run_bytes(c, q, A, B, false, mask);
+  expect_fast_matches(c, q, A, B, fast, ref);
+}
+
+bool platform_has(const char* p, int type) {
+  return !has_int4(type) || std::string(p) == "rk3588" || std::string(p) == "rk3576";
+}
+
+TEST_F(MatmulTest, FastPathMatchesReferenceEveryTypeLayoutPlatform) {
+  unsigned seed = 100;
+  for (const char* p : {"rk3588", "rk3576", "rk3566", "rk3568", "rk3562"})
+    for (int type : kAllTypes) {
+      if (!platform_has(p, type)) continue;
+      const Tiles t = tiles_of(p, type);
+      for (int bl : {0, 1, 2})
+        for (int acl : {0, 1}) {
+          // Odd multiples of the alignments (e.g. M=3, K=96, N=96 for int8 on RK3588); B per layer,
+          // asymmetric for integer B.
+          check_fast({p, type, 3, 3 * t.k_align, 3 * t.n_align, bl, acl, 1}, ++seed);
+        }
+    }
+}
+
+TEST_F(MatmulTest, FastPathMatchesReferenceKSegmentsOfNativeB) {
+  unsigned seed = 200;
+  for (int type : kAllTypes)
+    for (int acl : {0, 1}) {
+      check_fast({"rk3588", type, 3, 8192 + 64, tiles_of("rk3588", type).n_align, 1, acl, 1}, ++seed);
+      check_fast({"rk3576", type, 2, 10240, tiles_of("rk3576", type).n_align, 1, acl, 1}, ++seed);
+    }
+}
+
+TEST_F(MatmulTest, FastPathMatchesReferenceZeroPointsAndQuantTypes) {
+  unsigned seed = 300;
+  const int M = 5, K = 128, N = 128, gs = 32;
+  for (int type : kAllTypes) {
+    const Types ty = types_of(type);
+    const bool int_b = ty.b != F16;
+    for (int bl : {0, 1, 2}) {
+      // Extreme asymmetric zero points, per layer.
+      const int lo_a = ty.a == I4 ? -8 : -128, hi_a = ty.a == I4 ? 7 : 127;
+      const int lo_b = ty.b == I4 ? -8 : -128, hi_b = ty.b == I4 ? 7 : 127;
+      check_fast({"rk3588", type, M, K, N, bl, 0, 1}, ++seed, 0, lo_a, lo_b);
+      check_fast({"rk3588", type, M, K, N, bl, 1, 1}, ++seed, 0, hi_a, hi_b);
+      check_fast({"rk3576", type, M, K, N, bl, 0, 1}, ++seed, 0, lo_a, hi_b);
+      check_fast({"rk3588", type, M, K, N, bl, 0, 0}, ++seed, 0, 0);  // symmetric B
+      if (!int_b) continue;
+      for (int bq : {2, 3, 4, 5})  // per channel sym/asym, per group sym/asym
+        for (int acl : {0, 1}) check_fast({"rk3588", type, M, K, N, bl, acl, bq, bq >= 4 ? gs : 0}, ++seed);
+    }
+  }
+}
+
+TEST_F(MatmulTest, FastPathMatchesReferenceTwoThreads) {
+  unsigned seed = 400;
+  // Wide, narrow and long shapes: oneDNN may split M, N or K over the threads.
+  for (int type : {2, 3, 9, 11, 1, 4, 5, 7}) {
+    const int na = tiles_of("rk3588", type).n_align;
+    check_fast({"rk3588", type, 4, 4096, na, 0, 0, 1}, ++seed, RKNN_NPU_CORE_0_1);
+    check_fast({"rk3588", type, 17, 256, 8 * na, 1, 1, 1}, ++seed, RKNN_NPU_CORE_0_1);
+    check_fast({"rk3588", type, 1, 10240, 2 * na, 2, 0, 1}, ++seed, RKNN_NPU_CORE_0_1_2);
+  }
+  // Per-group B (integer A: one oneDNN run per K slice) with long K, native B with K segments.
+  for (int type : {3, 9, 11, 15, 10, 7}) {
+    const int na = tiles_of("rk3588", type).n_align;
+    check_fast({"rk3588", type, 3, 4096, 2 * na, 2, 0, 5, 128}, ++seed, RKNN_NPU_CORE_0_1);
+    check_fast({"rk3576", type, 2, 10240, na, 1, 1, 4, 256}, ++seed, RKNN_NPU_CORE_0_1);
+    check_fast({"rk3588", type, 4, 8192 + 1024, na, 1, 0, 5, 1024}, ++seed);
+  }
+}
+
+// Dynamic M, B rewritten and the core mask changed between runs (nothing may be cached across runs;
+// primitives are rebuilt for a new thread count): every run of the fast path equals a reference
+// context given the same inputs.
+TEST_F(MatmulTest, FastPathDynamicMAndBRewrittenBetweenRuns) {
+  for (int type : {2, 3, 1, 6, 11}) {
+    for (int bl : {0, 1, 2}) {
+      SCOPED_TRACE("type " + std::to_string(type) + " B_layout " + std::to_string(bl));
+      setenv("OPENRKNN_MATMUL_PLATFORM", "rk3588", 1);
+      const Types ty = types_of(type);
+      const int K = 96, N = 3 * tiles_of("rk3588", type).n_align;
+      rknn_matmul_shape shapes[3] = {{1, K, N}, {3, K, N}, {17, K, N}};
+      rknn_matmul_info info = make_info({"rk3588", type, 0, 0, 0, bl, 0, 1});
+      rknn_matmul_ctx ctx[2];
+      rknn_matmul_io_attr io[2][3];
+      rknn_tensor_mem* mem[2][3];
+      std::mt19937 rng(type * 10 + bl);
+      Quant q = random_quant({"rk3588", type, 17, K, N, bl, 0, 1}, rng);
+      for (int r = 0; r < 2; ++r) {  // 0: fast, 1: reference
+        if (r) setenv("OPENRKNN_MATMUL_REFERENCE", "1", 1);
+        ASSERT_EQ(rknn_matmul_create_dynamic_shape(&ctx[r], &info, 3, shapes, io[r]), RKNN_SUCC);
+        unsetenv("OPENRKNN_MATMUL_REFERENCE");
+        if (ty.a != F16) set_q(ctx[r], "A", q.sa, q.za);
+        if (ty.b != F16) set_q(ctx[r], "B", q.sb, q.zb);
+        if (ty.c == I8 || ty.c == I16) set_q(ctx[r], "C", q.sc, q.zc);
+        for (int i = 0; i < 3; ++i) mem[r][i] = rknn_create_mem(ctx[r], i == 0 ? io[r][2].A.size : i == 1 ? io[r][2].B.size : io[r][2].C.size);
+        ASSERT_EQ(rknn_matmul_set_io_mem(ctx[r], mem[r][0], &io[r][2].A), RKNN_SUCC);
+        ASSERT_EQ(rknn_matmul_set_io_mem(ctx[r], mem[r][1], &io[r][2].B), RKNN_SUCC);
+        ASSERT_EQ(rknn_matmul_set_io_mem(ctx[r], mem[r][2], &io[r][2].C), RKNN_SUCC);
+      }
+      const Tiles t = tiles_of("rk3588", type);
+      int iter = 0;
+      for (int s : {2, 0, 1, 2, 0}) {
+        const Case c{"rk3588", type, shapes[s].M, K, N, bl, 0, 1};
+        ASSERT_EQ(rknn_matmul_set_core_mask(ctx[0], (rknn_core_mask)(iter++ % 2 ? RKNN_NPU_CORE_0_1 : RKNN_NPU_CORE_0)),
+                  RKNN_SUCC);
+        const Operand A = random_operand(ty.a, (size_t)c.M * K, rng), B = random_operand(ty.b, (size_t)K * N, rng);
+        std::vector<uint8_t> out[2];
+        for (int r = 0; r < 2; ++r) {
+          for (int m = 0; m < c.M; ++m)
+            for (int k = 0; k < K; ++k)
+              put(ty.a, mem[r][0]->virt_addr, idx_a(false, t, c.M, K, m, k), A.iv[(size_t)m * K + k], A.h[(size_t)m * K + k]);
+          for (int k = 0; k < K; ++k)
+            for (int n = 0; n < N; ++n)
+              put(ty.b, mem[r][1]->virt_addr, idx_b(bl, t, K, N, k, n), B.iv[(size_t)k * N + n], B.h[(size_t)k * N + n]);
+          ASSERT_EQ(rknn_matmul_set_dynamic_shape(ctx[r], &shapes[s]), RKNN_SUCC);
+          ASSERT_EQ(rknn_matmul_run(ctx[r]), RKNN_SUCC);
+          const uint8_t* cb = static_cast<const uint8_t*>(mem[r][2]->virt_addr);
+          out[r].assign(cb, cb + io[r][s].C.size);
+        }
+        expect_fast_matches(c, q, A, B, out[0], out[1]);
+      }
+      for (int r = 0; r < 2; ++r) {
+        for (auto* m : mem[r]) rknn_destroy_mem(ctx[r], m);
+        EXPECT_EQ(rknn_matmul_destroy(ctx[r]), RKNN_SUCC);
+      }
+    }
   }
 }
 
