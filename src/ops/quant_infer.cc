@@ -154,7 +154,8 @@ Status check_q8_weights(const Graph& g, const Node& n, size_t i, const char* rol
     return ORKNN_NODE_ERR(n, "weights %s ('%s'): %zu bytes of data for %lld elements", role, t->name.c_str(),
                           t->data.size, (long long)t->numel());
   const int8_t* w = t->const_ptr<int8_t>();
-  for (int64_t k = 0; k < t->numel(); ++k)
+  const int64_t count = t->numel();  // once: numel() walks the shape, and this loop runs at every init
+  for (int64_t k = 0; k < count; ++k)
     if (w[k] == -128)
       return ORKNN_NODE_ERR(n, "weights %s ('%s') hold -128 at element %lld; quantized weights lie in [-127, 127]",
                             role, t->name.c_str(), (long long)k);
@@ -176,7 +177,7 @@ Status check_i32_bias(const Graph& g, const Node& n, size_t i, const char* role,
     return ORKNN_NODE_ERR(n, "bias %s ('%s'): %zu bytes of data for %lld elements", role, t->name.c_str(),
                           t->data.size, (long long)t->numel());
   const int32_t* b = t->const_ptr<int32_t>();
-  for (int64_t k = 0; k < t->numel(); ++k) {
+  for (int64_t k = 0, count = t->numel(); k < count; ++k) {
     const int64_t v = std::llabs(static_cast<int64_t>(b[k]));
     if (v > *max_abs) *max_abs = v;
   }

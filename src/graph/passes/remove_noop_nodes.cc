@@ -26,7 +26,7 @@ bool const_all(const Graph& g, int t, double value) {
   if (t < 0) return false;
   const Tensor& c = g.tensor(t);
   if (!c.is_const() || c.numel() == 0) return false;
-  for (int64_t i = 0; i < c.numel(); ++i) {
+  for (int64_t i = 0, count = c.numel(); i < count; ++i) {
     double v;
     switch (c.dtype) {
       case DType::kF32: v = c.const_ptr<float>()[i]; break;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cmath>
 
+#include "common/large_alloc.h"
 #include "common/log.h"
 #include "kernels/ref/activation.h"
 
@@ -96,7 +97,12 @@ dnnl::memory OnednnKernel::wrap(const dnnl::memory::desc& md, const void* ptr) c
   return dnnl::memory(md, cpu_engine(), const_cast<void*>(ptr));
 }
 
-dnnl::memory OnednnKernel::owned(const dnnl::memory::desc& md) const { return dnnl::memory(md, cpu_engine()); }
+dnnl::memory OnednnKernel::owned(const dnnl::memory::desc& md) const {
+  std::shared_ptr<void> buf = alloc_pooled(md.get_size());  // zero-filled: chunks are fresh mappings
+  if (!buf) throw dnnl::error(dnnl_out_of_memory, "cannot allocate a kernel buffer");
+  owned_buffers_.push_back(buf);
+  return dnnl::memory(md, cpu_engine(), buf.get());
+}
 
 dnnl::memory OnednnKernel::reorder_in(const dnnl::memory& user, const dnnl::memory::desc& want) {
   if (user.get_desc() == want) return user;

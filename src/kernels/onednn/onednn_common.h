@@ -9,6 +9,7 @@
 #pragma once
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -116,6 +117,10 @@ class OnednnKernel : public Kernel {
   struct PendingOut {
     dnnl::memory from, to;
   };
+  // The memory of owned() buffers (common/large_alloc.h alloc_pooled: huge-page chunks, because
+  // first-touch page faults of these buffers were most of rknn_init's and the first run's time).
+  // Declared first: released after every memory object that points into it.
+  mutable std::vector<std::shared_ptr<void>> owned_buffers_;
   std::vector<Step> steps_;
   std::vector<PendingOut> pending_out_;
   size_t scratchpad_bytes_ = 0;

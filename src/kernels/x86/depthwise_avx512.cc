@@ -463,7 +463,7 @@ bool supports_dw_f32(const Graph& g, const Node& n) {
   if (!is_f32(x) || !is_f32(w) || (b && !is_f32(b)) || !is_f32(&g.tensor(n.outputs[0]))) return false;
   // Padding columns contribute 0 * w, which must be +-0 (the reference skips those taps).
   const float* wp = w->const_ptr<float>();
-  for (int64_t i = 0; i < w->numel(); ++i)
+  for (int64_t i = 0, count = w->numel(); i < count; ++i)
     if (!std::isfinite(wp[i])) return false;
   return act_supported(read_fused_act(n.attrs).act) && wide_enough(g, n);
 }
