@@ -3,7 +3,7 @@
  * public C API only (rknn_api.h + librknnrt.so), the way a client program uses the runtime.
  *
  * Usage: rknn_bench MODEL.rknn [--iters N] [--warmup N] [--min-time-ms MS] [--max-iters N]
- *                   [--input FILE.f32] [--label NAME] [--zero-copy | --native | --native-nhwc]
+ *                   [--input FILE.f32] [--label NAME] [--zero-copy | --native | --native-nhwc | --uint8-nhwc]
  *
  * Prints one JSON line on stdout:
  *   {"runtime":"openrknn","model":...,"mode":...,"threads":T,"load_ms":...,"first_ms":...,"n":...,
@@ -18,12 +18,16 @@
  *                 This is what a client pays per frame, and what ort_bench.js measures for
  *                 ONNX Runtime's session.run() (which also copies inputs in and outputs out).
  *   run_median_ms rknn_run() alone.
+ *   set_median_ms copy modes: rknn_inputs_set alone (0 in the zero-copy modes).
  *   io_median_ms  per frame, the frame's time minus its own rknn_run time (paired): what the copy
  *                 calls around rknn_run cost (about 0 in the zero-copy modes, whose conversions
  *                 happen inside rknn_run).
  *   mode          how frames reach the runtime (bench/zero_copy_compare.sh compares them):
  *     copy        (default) rknn_inputs_set of float32 NCHW + rknn_run + rknn_outputs_get(want_float)
  *                 + rknn_outputs_release, as above.
+ *     uint8_nhwc  --uint8-nhwc: copy mode with each input given as a UINT8 NHWC image (the random
+ *                 field scaled to 0..255), as a camera or decoded-image client passes it: the runtime
+ *                 applies mean/std and quantizes it in rknn_inputs_set.
  *     zero_copy   --zero-copy: every input and output bound once, before timing, to an
  *                 rknn_create_mem buffer with rknn_set_io_mem and the NORMAL attributes (input float32
  *                 NCHW, output float32 in the model's layout: the same data as copy mode). A frame is
@@ -115,8 +119,8 @@ static float* read_f32_file(const char* path, size_t count) {
   return data;
 }
 
-typedef enum { MODE_COPY, MODE_ZERO_COPY, MODE_NATIVE, MODE_NATIVE_NHWC } Mode;
-static const char* const kModeNames[] = {"copy", "zero_copy", "native", "native_nhwc"};
+typedef enum { MODE_COPY, MODE_ZERO_COPY, MODE_NATIVE, MODE_NATIVE_NHWC, MODE_UINT8_NHWC } Mode;
+static const char* const kModeNames[] = {"copy", "zero_copy", "native", "native_nhwc", "uint8_nhwc"};
 
 typedef struct {
   rknn_context ctx;
@@ -125,6 +129,7 @@ typedef struct {
   rknn_input* inputs;
   rknn_output* outputs;
   rknn_tensor_mem** mems; /* zero-copy modes: n_inputs input buffers, then n_outputs output buffers */
+  double last_set_ms;     /* copy modes: the last frame's rknn_inputs_set time */
 } Bench;
 
 /* IEEE half from float, round to nearest even (native FLOAT16 inputs). */
@@ -233,16 +238,18 @@ static void bind_io_mems(Bench* b, uint32_t* seed) {
 
 /* One inference as a client does it; returns the time spent in rknn_run alone. */
 static double infer(Bench* b) {
-  if (b->mode != MODE_COPY) { /* buffers bound once: a frame is rknn_run alone */
+  if (b->mode != MODE_COPY && b->mode != MODE_UINT8_NHWC) { /* buffers bound once: a frame is rknn_run alone */
     double t0 = now_ms();
     int ret = rknn_run(b->ctx, NULL);
     double run_ms = now_ms() - t0;
     if (ret != RKNN_SUCC) die("rknn_run", ret);
     return run_ms;
   }
-  int ret = rknn_inputs_set(b->ctx, b->n_inputs, b->inputs);
-  if (ret != RKNN_SUCC) die("rknn_inputs_set", ret);
   double t0 = now_ms();
+  int ret = rknn_inputs_set(b->ctx, b->n_inputs, b->inputs);
+  b->last_set_ms = now_ms() - t0;
+  if (ret != RKNN_SUCC) die("rknn_inputs_set", ret);
+  t0 = now_ms();
   ret = rknn_run(b->ctx, NULL);
   double run_ms = now_ms() - t0;
   if (ret != RKNN_SUCC) die("rknn_run", ret);
@@ -275,6 +282,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(a, "--zero-copy")) mode = MODE_ZERO_COPY;
     else if (!strcmp(a, "--native")) mode = MODE_NATIVE;
     else if (!strcmp(a, "--native-nhwc")) mode = MODE_NATIVE_NHWC;
+    else if (!strcmp(a, "--uint8-nhwc")) mode = MODE_UINT8_NHWC;
     else if (a[0] != '-' && !model_path) model_path = a;
     else {
       fprintf(stderr, "usage: rknn_bench MODEL.rknn [--iters N] [--warmup N] [--min-time-ms MS] "
@@ -332,9 +340,16 @@ int main(int argc, char** argv) {
     b.inputs[i].type = RKNN_TENSOR_FLOAT32;
     /* NCHW = the model's original layout: the data is the same random field either way. */
     b.inputs[i].fmt = RKNN_TENSOR_NCHW;
+    if (mode == MODE_UINT8_NHWC) { /* the same field as image bytes, in place (a byte per float) */
+      unsigned char* bytes = (unsigned char*)data;
+      for (uint32_t k = 0; k < attr.n_elems; ++k) bytes[k] = (unsigned char)(data[k] * 255.0f);
+      b.inputs[i].size = attr.n_elems;
+      b.inputs[i].type = RKNN_TENSOR_UINT8;
+      b.inputs[i].fmt = RKNN_TENSOR_NHWC;
+    }
   }
 
-  if (mode != MODE_COPY) bind_io_mems(&b, &seed);
+  if (mode != MODE_COPY && mode != MODE_UINT8_NHWC) bind_io_mems(&b, &seed);
 
   t0 = now_ms();
   infer(&b);
@@ -344,6 +359,7 @@ int main(int argc, char** argv) {
   double* samples = malloc((size_t)max_iters * sizeof(double));
   double* run_samples = malloc((size_t)max_iters * sizeof(double));
   double* io_samples = malloc((size_t)max_iters * sizeof(double));
+  double* set_samples = malloc((size_t)max_iters * sizeof(double));
   long n = 0;
   double start = now_ms();
   while (n < max_iters && (n < iters || now_ms() - start < (double)min_time_ms)) {
@@ -351,6 +367,7 @@ int main(int argc, char** argv) {
     run_samples[n] = infer(&b);
     samples[n] = now_ms() - t0;
     io_samples[n] = samples[n] - run_samples[n];
+    set_samples[n] = b.last_set_ms;
     ++n;
   }
   double min_ms = samples[0], max_ms = samples[0];
@@ -361,6 +378,7 @@ int main(int argc, char** argv) {
   double median_ms = median(samples, (size_t)n);
   double run_median_ms = median(run_samples, (size_t)n);
   double io_median_ms = median(io_samples, (size_t)n);
+  double set_median_ms = median(set_samples, (size_t)n);
   double rss_peak = peak_rss_mb();
 
   if (b.mems) {
@@ -378,6 +396,7 @@ int main(int argc, char** argv) {
   free(samples);
   free(run_samples);
   free(io_samples);
+  free(set_samples);
 
   const char* name = label ? label : model_path;
   printf("{\"runtime\":\"openrknn\",\"model\":\"");
@@ -386,9 +405,9 @@ int main(int argc, char** argv) {
     if ((unsigned char)*p >= 0x20) putchar(*p);
   }
   printf("\",\"mode\":\"%s\",\"threads\":%d,\"load_ms\":%.3f,\"first_ms\":%.3f,\"n\":%ld,\"median_ms\":%.4f,"
-         "\"min_ms\":%.4f,\"max_ms\":%.4f,\"run_median_ms\":%.4f,\"io_median_ms\":%.4f,\"rss_start_mb\":%.1f,"
+         "\"min_ms\":%.4f,\"max_ms\":%.4f,\"run_median_ms\":%.4f,\"set_median_ms\":%.4f,\"io_median_ms\":%.4f,\"rss_start_mb\":%.1f,"
          "\"rss_load_mb\":%.1f,\"rss_peak_mb\":%.1f}\n",
          kModeNames[mode], threads_env ? atoi(threads_env) : 0, load_ms, first_ms, n, median_ms, min_ms, max_ms,
-         run_median_ms, io_median_ms, rss_start, rss_load, rss_peak);
+         run_median_ms, set_median_ms, io_median_ms, rss_start, rss_load, rss_peak);
   return 0;
 }

@@ -10,11 +10,13 @@
 #include <fstream>
 #include <thread>
 
+#include "common/large_alloc.h"
 #include "common/fp16.h"
 #include "common/log.h"
 #include "common/raw_enum.h"
 #include "graph/planner.h"
 #include "kernels/quant_util.h"
+#include "kernels/x86/silu_fusion.h"
 #include "model/model_io.h"
 #include "runtime/custom_ops.h"
 #include "runtime/layouts.h"
@@ -25,11 +27,11 @@
 namespace orknn {
 namespace {
 
+// The model's bytes: written in full right away (read or copied), so pre-faulted huge pages
+// (common/large_alloc.h: page faults were most of rknn_init's time).
 std::shared_ptr<uint8_t> alloc_aligned(size_t size) {
   size_t alloc = (size + 63) / 64 * 64 + 64;
-  uint8_t* p = static_cast<uint8_t*>(::operator new[](alloc, std::align_val_t(64), std::nothrow));
-  if (!p) return nullptr;
-  return std::shared_ptr<uint8_t>(p, [](uint8_t* q) { ::operator delete[](q, std::align_val_t(64)); });
+  return alloc_large_shared(alloc, /*populate=*/true);
 }
 
 // Dynamic-shape models: one Model per shape set s >= 1 (its graph shares the constants), and the
@@ -115,6 +117,22 @@ inline void store_elem(void* buf, DType t, size_t i, double v) {
 
 bool supported_input_type(rknn_tensor_type t) { return rknn_type_size(t) != 0 && t != RKNN_TENSOR_BFLOAT16; }
 
+// fp16 mode: rounds a step's float output to fp16 values, split over the step's threads when it
+// is large enough for that to pay (a pass over memory, like the kernels' element-wise ops).
+void round_output_to_fp16(float* data, size_t n, int threads) {
+  const int nt = n >= (size_t{1} << 16) ? std::max(1, threads) : 1;
+  if (nt <= 1) {  // no parallel region: libgomp allocates a team for every one-thread region
+    round_to_fp16(data, n);
+    return;
+  }
+#pragma omp parallel num_threads(nt)
+  {
+    const size_t parts = static_cast<size_t>(omp_get_num_threads()), t = static_cast<size_t>(omp_get_thread_num());
+    const size_t begin = n * t / parts / 16 * 16, end = t + 1 == parts ? n : n * (t + 1) / parts / 16 * 16;
+    round_to_fp16(data + begin, end - begin);
+  }
+}
+
 }  // namespace
 
 Status load_model_from_buffer(const void* data, size_t size, std::shared_ptr<const Model>* out) {
@@ -195,7 +213,7 @@ Status Context::dup(std::unique_ptr<Context>* out) const {
 
 Context::~Context() {
   for (void* p : owned_output_bufs_) std::free(p);
-  if (!internal_outside()) ::operator delete[](arena_, std::align_val_t(64));  // else the client's memory
+  if (!internal_outside()) free_large(arena_, std::max<size_t>(arena_size_, 64));  // else the client's memory
 }
 
 Status Context::check_runnable(const char* fn, bool need_weights) const {
@@ -321,9 +339,9 @@ Status Context::plan() {
     ORKNN_LOGI("model loaded: %zu nodes, %zu arena bytes to be provided by rknn_set_internal_mem", g.nodes.size(), arena_size_);
     return Status::Ok();  // kernels are built when the arena arrives
   }
-  arena_ = static_cast<uint8_t*>(::operator new[](std::max<size_t>(arena_size_, 64), std::align_val_t(64), std::nothrow));
+  // Zero-filled (alloc_large); huge pages pre-faulted, as the first run writes all of it anyway.
+  arena_ = static_cast<uint8_t*>(alloc_large(std::max<size_t>(arena_size_, 64), /*populate=*/true));
   if (!arena_) return ORKNN_ERR(kNoMemory, "cannot allocate the %zu-byte activation arena", arena_size_);
-  std::memset(arena_, 0, arena_size_);
   return build_steps();
 }
 
@@ -332,11 +350,22 @@ Status Context::build_steps() {
   const bool allow_fast = !(std::getenv("OPENRKNN_REF_KERNELS") && std::atoi(std::getenv("OPENRKNN_REF_KERNELS")) != 0);
   steps_.clear();
   steps_.reserve(g.nodes.size());
-  for (const Node& n : g.nodes) {
+  // Fused Sigmoid -> Mul pairs (kernels/x86/silu_fusion.h): 1 marks the Sigmoid, 2 the Mul.
+  std::vector<uint8_t> silu_role(g.nodes.size(), 0);
+  if (allow_fast)
+    for (const SiluPair& p : find_silu_pairs(g)) {
+      silu_role[static_cast<size_t>(p.sigmoid_node)] = 1;
+      silu_role[static_cast<size_t>(p.mul_node)] = 2;
+    }
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& n = g.nodes[k];
     Step s;
     if (n.op == OpId::Custom && custom_ops_) {  // the application's callbacks (runtime/custom_ops.h)
       s.kernel = custom_ops_->make_kernel(g, n);
       s.kernel_name = "custom_callbacks";
+    } else if (silu_role[k]) {
+      s.kernel = silu_role[k] == 1 ? make_silu_sigmoid_kernel() : make_silu_mul_kernel();
+      s.kernel_name = "avx512_f32_silu";
     } else {
       s.kernel = create_kernel(g, n, allow_fast, &s.kernel_name);
     }
@@ -350,6 +379,7 @@ Status Context::build_steps() {
       s.kctx.outputs.push_back(tensor_ptr(t));
       if (g.precision == FloatPrecision::kFp16 && g.tensor(t).dtype == DType::kF32) s.round_outputs_fp16 = true;
     }
+    s.kctx.round_fp16 = s.round_outputs_fp16;
     Status st = s.kernel->prepare(s.kctx);
     if (!st.ok())
       return ORKNN_ERR(kInvalidModel, "node '%s' (%s): kernel %s: %s", n.name.c_str(), op_name(n.op),
@@ -573,10 +603,11 @@ Status Context::run() {
     auto ts = timed ? clock::now() : clock::time_point();
     s.kernel->run(s.kctx);
     if (custom_ops_ && s.kctx.node->op == OpId::Custom) ORKNN_RETURN_IF_ERROR(custom_ops_->take_run_error());
-    if (s.round_outputs_fp16) {
+    if (s.round_outputs_fp16 && !s.kernel->rounds_fp16_outputs()) {
       for (size_t o = 0; o < s.kctx.outputs.size(); ++o) {
         const Tensor& t = s.kctx.out_tensor(o);
-        if (t.dtype == DType::kF32) round_to_fp16(static_cast<float*>(s.kctx.outputs[o]), static_cast<size_t>(t.numel()));
+        if (t.dtype == DType::kF32)
+          round_output_to_fp16(static_cast<float*>(s.kctx.outputs[o]), static_cast<size_t>(t.numel()), s.kctx.num_threads);
       }
     }
     if (timed) {

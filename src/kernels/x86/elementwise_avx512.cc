@@ -21,6 +21,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -28,6 +30,7 @@
 
 #include "kernels/kernel.h"
 #include "kernels/x86/broadcast_blocks.h"
+#include "kernels/x86/silu_fusion.h"
 
 namespace orknn {
 namespace {
@@ -113,6 +116,64 @@ class SigmoidF32Avx512 : public Kernel {
       sigmoid_range(x, y, b, e, ctx.round_fp16);
     }
   }
+};
+
+// ------------------------------------------------------------------------- SiLU (fused pair)
+
+// s = sigmoid(x) (rounded to fp16 in fp16 mode, as the Sigmoid step's output would be), then
+// y = x * s (rounded likewise): the operations of sigmoid_range followed by the Mul kernel's.
+__attribute__((target("avx512f"))) void silu_range(const float* x, float* y, int64_t begin, int64_t end,
+                                                   bool round_fp16) {
+  const __m512 one = _mm512_set1_ps(1.f);
+  for (int64_t i = begin; i < end; i += 16) {
+    const __mmask16 m = end - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (end - i)) - 1);
+    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    const __m512 e = exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(), v));
+    const __m512 sg = maybe_round_fp16(_mm512_div_ps(one, _mm512_add_ps(one, e)), round_fp16);
+    _mm512_mask_storeu_ps(y + i, m, maybe_round_fp16(_mm512_mul_ps(v, sg), round_fp16));
+  }
+}
+
+// The Mul of a SiLU pair: inputs (x, s) in either order, s the Sigmoid's output.
+class SiluMulF32Avx512 : public Kernel {
+ public:
+  Status prepare(const KernelContext& ctx) override {
+    const Node& mul = *ctx.node;
+    const Graph& g = *ctx.graph;
+    // s is the input a Sigmoid of the other input produces.
+    for (const Node& n : g.nodes)
+      for (size_t i = 0; i < 2; ++i)
+        if (n.op == OpId::Sigmoid && n.outputs.size() == 1 && n.outputs[0] == mul.inputs[i] && n.inputs.size() == 1 &&
+            n.inputs[0] == mul.inputs[1 - i]) {
+          s_index_ = i;
+          return Status::Ok();
+        }
+    return ORKNN_ERR(kFail, "Mul '%s': not the Mul of a Sigmoid -> Mul SiLU pair", mul.name.c_str());
+  }
+  bool rounds_fp16_outputs() const override { return true; }
+  void run(const KernelContext& ctx) override {
+    const int64_t n = ctx.out_tensor(0).numel();
+    const float* x = ctx.in<float>(1 - s_index_);  // s itself is never written: this is its only reader
+    float* y = ctx.out<float>(0);
+    const int nt = threads_for(n, ctx.num_threads);
+#pragma omp parallel num_threads(nt) if (nt > 1)
+    {
+      int64_t b, e;
+      split_range(n, omp_get_num_threads(), omp_get_thread_num(), &b, &e);
+      silu_range(x, y, b, e, ctx.round_fp16);
+    }
+  }
+
+ private:
+  size_t s_index_ = 1;
+};
+
+// The Sigmoid of a SiLU pair: the Mul step computes its values in registers; its output tensor,
+// read by nothing else, is never written (nor rounded).
+class SiluSigmoidNoop : public Kernel {
+ public:
+  bool rounds_fp16_outputs() const override { return true; }
+  void run(const KernelContext&) override {}
 };
 
 // ------------------------------------------------------------------------- Add/Sub/Mul/Div
@@ -344,6 +405,43 @@ class TableQ8Avx512 : public Kernel {
 };
 
 }  // namespace
+
+std::vector<SiluPair> find_silu_pairs(const Graph& g) {
+  std::vector<SiluPair> pairs;
+  const char* off = std::getenv("OPENRKNN_DISABLE_SILU_FUSION");
+  if ((off && *off && std::strcmp(off, "0") != 0) || !cpu_has_avx512f()) return pairs;
+  std::vector<int> readers(g.tensors.size(), 0), producer(g.tensors.size(), -1);
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    for (int t : g.nodes[k].inputs)
+      if (t >= 0) ++readers[static_cast<size_t>(t)];
+    for (int t : g.nodes[k].outputs)
+      if (t >= 0) producer[static_cast<size_t>(t)] = static_cast<int>(k);
+  }
+  for (int t : g.outputs) ++readers[static_cast<size_t>(t)];  // a graph output is read by the client
+  for (size_t m = 0; m < g.nodes.size(); ++m) {
+    const Node& mul = g.nodes[m];
+    if (mul.op != OpId::Mul || mul.inputs.size() != 2 || mul.outputs.size() != 1 || is_quantized_node(g, mul)) continue;
+    for (size_t i = 0; i < 2; ++i) {
+      const int s = mul.inputs[i], x = mul.inputs[1 - i];
+      if (s < 0 || x < 0 || readers[static_cast<size_t>(s)] != 1) continue;
+      const int sg = producer[static_cast<size_t>(s)];
+      if (sg < 0) continue;
+      const Node& sig = g.nodes[static_cast<size_t>(sg)];
+      if (sig.op != OpId::Sigmoid || sig.inputs.size() != 1 || sig.inputs[0] != x || is_quantized_node(g, sig)) continue;
+      const Tensor& tx = g.tensor(x);
+      const Tensor& ts = g.tensor(s);
+      const Tensor& ty = g.tensor(mul.outputs[0]);
+      if (tx.dtype != DType::kF32 || ts.dtype != DType::kF32 || ty.dtype != DType::kF32) continue;
+      if (tx.shape != ts.shape || tx.shape != ty.shape) continue;
+      pairs.push_back({sg, static_cast<int>(m)});
+      break;
+    }
+  }
+  return pairs;
+}
+
+std::unique_ptr<Kernel> make_silu_sigmoid_kernel() { return std::make_unique<SiluSigmoidNoop>(); }
+std::unique_ptr<Kernel> make_silu_mul_kernel() { return std::make_unique<SiluMulF32Avx512>(); }
 
 #define ORKNN_REGISTER_TABLE_Q8(OPNAME) \
   ORKNN_REGISTER_KERNEL(OPNAME, "avx512_int8_table", 10, supports_table_q8, TableQ8Avx512)
