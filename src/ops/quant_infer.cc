@@ -162,6 +162,18 @@ Status check_q8_weights(const Graph& g, const Node& n, size_t i, const char* rol
   return Status::Ok();
 }
 
+bool is_q8_conv_form(const Graph& g, const Node& n, int64_t out_channels) {
+  if (!check_q8_input(g, n, 0).ok() || !check_q8_output(g, n, 0).ok()) return false;
+  if (!check_q8_weights(g, n, 1, "weights", 0, "axis 0").ok()) return false;
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
+    int64_t max_bias = 0;
+    if (!check_i32_bias(g, n, 2, "bias", &max_bias).ok()) return false;
+  }
+  if (!check_q8_fused_act(n).ok()) return false;
+  const size_t scales = g.input(n, 1)->quant.scale.size();
+  return scales == 1 || static_cast<int64_t>(scales) == out_channels;
+}
+
 Status check_i32_bias(const Graph& g, const Node& n, size_t i, const char* role, int64_t* max_abs) {
   *max_abs = 0;
   const Tensor* t = g.input(n, i);

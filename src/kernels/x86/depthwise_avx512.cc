@@ -522,18 +522,7 @@ class DepthwiseF32 : public Kernel {
 bool supports_dw_int8(const Graph& g, const Node& n) {
   if (!cpu_has_avx512() || disabled_by_env() || !is_quantized_node(g, n)) return false;
   DwGeometry geo;
-  if (!dw_geometry(g, n, &geo)) return false;
-  // The forms the quantized reference kernel runs (what infer accepts), nothing else.
-  if (!check_q8_input(g, n, 0).ok() || !check_q8_output(g, n, 0).ok()) return false;
-  if (!check_q8_weights(g, n, 1, "weights", 0, "axis 0").ok()) return false;
-  if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
-    int64_t max_bias = 0;
-    if (!check_i32_bias(g, n, 2, "bias", &max_bias).ok()) return false;
-  }
-  if (!check_q8_fused_act(n).ok()) return false;
-  const Tensor* w = g.input(n, 1);
-  if (w->quant.scale.size() != 1 && static_cast<int64_t>(w->quant.scale.size()) != geo.channels) return false;
-  return wide_enough(g, n);
+  return dw_geometry(g, n, &geo) && is_q8_conv_form(g, n, geo.channels) && wide_enough(g, n);
 }
 
 class DepthwiseInt8 : public Kernel {

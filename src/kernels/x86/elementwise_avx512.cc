@@ -84,14 +84,17 @@ __attribute__((target("avx512f"))) inline __m512 maybe_round_fp16(__m512 v, bool
   return round_fp16 ? _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT)) : v;
 }
 
+// 1 / (1 + e^-v) on 16 lanes.
+__attribute__((target("avx512f"))) inline __m512 sigmoid_lanes(__m512 v) {
+  const __m512 one = _mm512_set1_ps(1.f);
+  return _mm512_div_ps(one, _mm512_add_ps(one, exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(), v))));
+}
+
 __attribute__((target("avx512f"))) void sigmoid_range(const float* x, float* y, int64_t begin, int64_t end,
                                                       bool round_fp16) {
-  const __m512 one = _mm512_set1_ps(1.f);
   for (int64_t i = begin; i < end; i += 16) {
     const __mmask16 m = end - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (end - i)) - 1);
-    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
-    const __m512 e = exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(), v));
-    _mm512_mask_storeu_ps(y + i, m, maybe_round_fp16(_mm512_div_ps(one, _mm512_add_ps(one, e)), round_fp16));
+    _mm512_mask_storeu_ps(y + i, m, maybe_round_fp16(sigmoid_lanes(_mm512_maskz_loadu_ps(m, x + i)), round_fp16));
   }
 }
 
@@ -124,12 +127,10 @@ class SigmoidF32Avx512 : public Kernel {
 // y = x * s (rounded likewise): the operations of sigmoid_range followed by the Mul kernel's.
 __attribute__((target("avx512f"))) void silu_range(const float* x, float* y, int64_t begin, int64_t end,
                                                    bool round_fp16) {
-  const __m512 one = _mm512_set1_ps(1.f);
   for (int64_t i = begin; i < end; i += 16) {
     const __mmask16 m = end - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (end - i)) - 1);
     const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
-    const __m512 e = exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(), v));
-    const __m512 sg = maybe_round_fp16(_mm512_div_ps(one, _mm512_add_ps(one, e)), round_fp16);
+    const __m512 sg = maybe_round_fp16(sigmoid_lanes(v), round_fp16);
     _mm512_mask_storeu_ps(y + i, m, maybe_round_fp16(_mm512_mul_ps(v, sg), round_fp16));
   }
 }
