@@ -355,7 +355,10 @@ Status MatmulContext::create(const rknn_matmul_info& info, const std::vector<rkn
     c->quant_[1].zp.assign(len, 0);
   }
   if (const char* v = std::getenv("OPENRKNN_NUM_THREADS")) c->threads_ = std::max(1, std::atoi(v));
-  if (const char* v = std::getenv("OPENRKNN_MATMUL_REFERENCE")) c->reference_ = std::atoi(v) != 0;
+  // OPENRKNN_MATMUL_REFERENCE=1, or OPENRKNN_REF_KERNELS=1 (the whole library on its reference
+  // kernels, e.g. under ThreadSanitizer, which cannot see libgomp's synchronisation).
+  for (const char* name : {"OPENRKNN_MATMUL_REFERENCE", "OPENRKNN_REF_KERNELS"})
+    if (const char* v = std::getenv(name)) c->reference_ = c->reference_ || std::atoi(v) != 0;
   if (!c->reference_) ORKNN_RETURN_IF_ERROR(c->init_fast());
   *attrs = c->attrs_;
   *out = std::move(c);
