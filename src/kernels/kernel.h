@@ -6,6 +6,8 @@
 // ever get a kernel registered with a `supports` function, never a plain float/integer kernel:
 // ORKNN_REGISTER_QUANT_REF_KERNEL registers an op's quantized reference kernel.
 #pragma once
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,6 +16,37 @@
 #include "graph/ir.h"
 
 namespace orknn {
+
+// Scratch memory shared by the kernels of one executor (a context's steps never run concurrently,
+// so one buffer sized for the largest request serves them all, instead of one per kernel: with
+// Winograd convolutions the per-kernel scratchpads of resnet50 summed to 45 MB against a largest
+// one of 10 MB). A kernel asks in prepare(); the executor allocates once every kernel is prepared
+// and hands each kernel the address through its callback, before any run().
+class SharedScratch {
+ public:
+  SharedScratch() = default;
+  SharedScratch(const SharedScratch&) = delete;
+  SharedScratch& operator=(const SharedScratch&) = delete;
+  ~SharedScratch() { reset(); }
+  // `bind` receives the buffer (>= bytes, 64-byte aligned) from allocate(), and again whenever a
+  // later request makes allocate() move it.
+  void request(size_t bytes, std::function<void(void*)> bind);
+  // Allocates for the largest request so far (keeps the buffer if it is large enough) and calls
+  // every bind with the address. False when out of memory.
+  bool allocate();
+  // Forgets every request and frees the buffer (the kernels that asked are gone).
+  void reset();
+  size_t bytes() const { return bytes_; }
+  // Tests: overwrite the buffer with `byte`, as the other kernels of an executor would leave it
+  // (a kernel must not expect anything of its contents at the start of a run).
+  void fill(uint8_t byte);
+
+ private:
+  std::vector<std::function<void(void*)>> binds_;
+  size_t bytes_ = 0;            // largest request
+  size_t allocated_bytes_ = 0;  // size of buf_
+  void* buf_ = nullptr;
+};
 
 struct KernelContext {
   const Graph* graph = nullptr;
@@ -24,6 +57,8 @@ struct KernelContext {
   // fp16 mode: float outputs are held as fp16 values. The runtime rounds them after run(), unless
   // the kernel's rounds_fp16_outputs() says run() already stored them rounded.
   bool round_fp16 = false;
+  // The executor's shared scratch, or nullptr (then a kernel allocates its own).
+  SharedScratch* scratch = nullptr;
 
   const Tensor& in_tensor(size_t i) const { return graph->tensor(node->inputs[i]); }
   const Tensor& out_tensor(size_t i) const { return graph->tensor(node->outputs[i]); }

@@ -263,6 +263,8 @@ Status Context::set_internal_mem(rknn_tensor_mem* mem) {
   input_set_.assign(model_->graph.inputs.size(), false);
   has_run_ = false;
   set_plans_.clear();  // other shape sets' kernels point into the previous block
+  steps_.clear();
+  scratch_.reset();    // every kernel that asked for scratch is gone
   return build_steps();  // the kernels' tensor pointers point into the new block
 }
 
@@ -380,12 +382,15 @@ Status Context::build_steps() {
       if (g.precision == FloatPrecision::kFp16 && g.tensor(t).dtype == DType::kF32) s.round_outputs_fp16 = true;
     }
     s.kctx.round_fp16 = s.round_outputs_fp16;
+    s.kctx.scratch = &scratch_;
     Status st = s.kernel->prepare(s.kctx);
     if (!st.ok())
       return ORKNN_ERR(kInvalidModel, "node '%s' (%s): kernel %s: %s", n.name.c_str(), op_name(n.op),
                        s.kernel_name.c_str(), st.message().c_str());
     steps_.push_back(std::move(s));
   }
+  if (!scratch_.allocate())
+    return ORKNN_ERR(kNoMemory, "cannot allocate the kernels' %zu-byte scratch buffer", scratch_.bytes());
   ORKNN_LOGI("model loaded: %zu nodes, %zu weight bytes, %zu arena bytes, platform %s", g.nodes.size(),
              model_->weight_bytes, arena_size_, model_->platform->name);
   return Status::Ok();

@@ -182,6 +182,9 @@ class Context {
   std::vector<std::vector<uint8_t>> async_delivered_;  // ... and of the run before (outputs_get)
   size_t arena_size_ = 0;
   std::vector<size_t> arena_offset_;
+  // Scratch shared by the kernels of every plan (steps_ and the parked set_plans_; one runs at a
+  // time). Declared before them: freed after the kernels that point into it.
+  SharedScratch scratch_;
   std::vector<Step> steps_;
   std::vector<bool> input_set_;
   std::vector<UInt8InputTable> uint8_tables_;

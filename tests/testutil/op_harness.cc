@@ -62,8 +62,14 @@ OpResult run_op(OpId op, const Attrs& attrs, const std::vector<TensorData>& inpu
     out_bufs[i].assign(g.tensor(n.outputs[i]).nbytes() + 64, 0);
     ctx.outputs.push_back(out_bufs[i].data());
   }
+  // A shared scratch as the runtime gives, filled with NaN bytes before the run: a kernel that
+  // expected anything of its transient buffers (zero padding, data from prepare) fails its test.
+  SharedScratch scratch;
+  ctx.scratch = &scratch;
   r.status = k->prepare(ctx);
   if (!r.status.ok()) return r;
+  if (!scratch.allocate()) { r.status = ORKNN_ERR(kNoMemory, "shared scratch of %zu bytes", scratch.bytes()); return r; }
+  scratch.fill(0xFF);
   k->run(ctx);
   for (size_t i = 0; i < n.outputs.size(); ++i) {
     const Tensor& t = g.tensor(n.outputs[i]);

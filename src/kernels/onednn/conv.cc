@@ -3,6 +3,7 @@
 //
 // Weights are constants: they are reordered once, in prepare(), into the layout the primitive
 // prefers. Activations: see conv_layout_candidates() and docs/kernels.md for the measurement.
+#include <cstdlib>
 #include <vector>
 
 #include "kernels/onednn/onednn_common.h"
@@ -128,9 +129,32 @@ memory::desc activation_md(const memory::dims& dims, ActLayout layout) {
   }
 }
 
+// Winograd (oneDNN's F(2x2,3x3) / F(4x4,3x3) avx512_core implementations) for 2-D 3x3 stride-1
+// undilated ungrouped convolutions: about half the time of the direct convolution on the 3x3 layers
+// of resnet18/50 (docs/kernels.md, "Winograd"). Its float32 error is about 1e-6 of the output's
+// magnitude, ten times the direct convolution's but 500 times below fp16's half ulp, so it is used
+// only when the output is stored as fp16 (ctx.round_fp16); a pure fp32 model keeps the direct
+// convolution. oneDNN serves it only without post-ops or with Relu; otherwise make_pd throws and the
+// direct convolution stays. OPENRKNN_DISABLE_WINOGRAD=1 turns it off (A/B measurements).
+bool winograd_candidate(const ConvGeometry& geo) {
+  static const bool disabled = [] {
+    const char* v = std::getenv("OPENRKNN_DISABLE_WINOGRAD");
+    return v && std::atoi(v) != 0;
+  }();
+  if (disabled || geo.group != 1 || geo.src.size() != 4) return false;
+  if (geo.weights[2] != 3 || geo.weights[3] != 3) return false;
+  if (geo.strides[0] != 1 || geo.strides[1] != 1 || geo.dilations[0] != 0 || geo.dilations[1] != 0) return false;
+  // Below 16 input or output channels the transform costs more than it saves (measured: 3->32 and
+  // 8->16 lose, 16->24 and every wider shape win). Below 14x14 output pixels per image the gain is
+  // small (512->512 at 7x7: 17%) while oneDNN's reorder of the weights into the Winograd layout is
+  // slow (166 ms for those 9 MB, one thread) and rknn_init pays it.
+  if (geo.dst[2] * geo.dst[3] < 14 * 14) return false;
+  return geo.weights[0] >= 16 && geo.weights[1] >= 16;
+}
+
 // Builds the primitive descriptor for one activation layout (may throw dnnl::error).
 template <bool kTransposed>
-auto make_pd(const Node& n, const ConvGeometry& geo, ActLayout layout) {
+auto make_pd(const Node& n, const ConvGeometry& geo, ActLayout layout, bool winograd = false) {
   const memory::desc src = activation_md(geo.src, layout);
   const memory::desc dst = activation_md(geo.dst, layout);
   const memory::desc any_w(geo.weights, memory::data_type::f32, memory::format_tag::any);
@@ -146,8 +170,9 @@ auto make_pd(const Node& n, const ConvGeometry& geo, ActLayout layout) {
                                         geo.pad_r);
     return dnnl::deconvolution_forward::primitive_desc(d, attr, cpu_engine());
   } else {
-    // convolution_direct, not _auto: Winograd would change the rounding far beyond reassociation.
-    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+    // convolution_direct unless the caller asked for Winograd (winograd_candidate); never _auto.
+    const dnnl::algorithm alg = winograd ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, alg,
                                       src, any_w, bias_md, dst, geo.strides, geo.dilations, geo.pad_l,
                                       geo.pad_r);
     return dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
@@ -190,6 +215,16 @@ class ConvKernel final : public OnednnKernel {
       return ORKNN_ERR(kInvalidModel, "%s (%s): attributes/shapes not supported by the oneDNN kernel",
                        ctx.node->name.c_str(), op_name(ctx.node->op));
     auto pd = select_pd<kTransposed>(*ctx.node, geo);
+    if constexpr (!kTransposed) {
+      if (ctx.round_fp16 && winograd_candidate(geo)) {
+        try {
+          auto wino = make_pd<false>(*ctx.node, geo, ActLayout::kAny, /*winograd=*/true);
+          if (!is_reference_impl(wino)) pd = wino;
+        } catch (const dnnl::error&) {
+          // not served (e.g. a post-op the Winograd implementations lack): keep the direct one
+        }
+      }
+    }
     set_impl_name(pd);
 
     memory user_src = wrap(plain_f32(geo.src), ctx.inputs[0]);

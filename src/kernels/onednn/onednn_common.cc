@@ -104,9 +104,18 @@ dnnl::memory OnednnKernel::owned(const dnnl::memory::desc& md) const {
   return dnnl::memory(md, cpu_engine(), buf.get());
 }
 
+dnnl::memory OnednnKernel::transient(const dnnl::memory::desc& md) {
+  if (!shared_transient_) return owned(md);
+  dnnl::memory m(md, cpu_engine(), DNNL_MEMORY_NONE);
+  const size_t offset = (transient_bytes_ + 63) / 64 * 64;
+  transient_bytes_ = offset + md.get_size();
+  transient_.emplace_back(m, offset);
+  return m;
+}
+
 dnnl::memory OnednnKernel::reorder_in(const dnnl::memory& user, const dnnl::memory::desc& want) {
   if (user.get_desc() == want) return user;
-  dnnl::memory buf = owned(want);
+  dnnl::memory buf = transient(want);
   dnnl::reorder::primitive_desc pd(user, buf, user_scratchpad_attr());
   add_step(dnnl::reorder(pd), pd, {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, buf}});
   return buf;
@@ -114,7 +123,7 @@ dnnl::memory OnednnKernel::reorder_in(const dnnl::memory& user, const dnnl::memo
 
 dnnl::memory OnednnKernel::reorder_out_buffer(const dnnl::memory& user, const dnnl::memory::desc& have) {
   if (user.get_desc() == have) return user;
-  dnnl::memory buf = owned(have);
+  dnnl::memory buf = transient(have);
   pending_out_.push_back({buf, user});
   return buf;
 }
@@ -152,23 +161,28 @@ void OnednnKernel::add_step(const dnnl::primitive& prim, const dnnl::primitive_d
 
 Status OnednnKernel::prepare(const KernelContext& ctx) {
   node_name_ = ctx.node->name;
+  shared_transient_ = ctx.scratch != nullptr;
   try {
     ScopedOmpThreads threads(ctx.num_threads);
     stream_ = dnnl::stream(cpu_engine());
     ORKNN_RETURN_IF_ERROR(build(ctx));
     add_pending_outputs();
     if (scratchpad_bytes_ > 0) {
-      scratchpad_ = owned(dnnl::memory::desc({static_cast<dnnl::memory::dim>(scratchpad_bytes_)},
-                                             dnnl::memory::data_type::u8, dnnl::memory::format_tag::a));
+      scratchpad_ = transient(dnnl::memory::desc({static_cast<dnnl::memory::dim>(scratchpad_bytes_)},
+                                                 dnnl::memory::data_type::u8, dnnl::memory::format_tag::a));
       for (Step& st : steps_)
         if (st.uses_scratchpad) st.args.push_back(dnnl_exec_arg_t{DNNL_ARG_SCRATCHPAD, scratchpad_.get()});
     }
+    if (!transient_.empty())  // bound by the executor once every kernel is prepared
+      ctx.scratch->request(transient_bytes_, [placed = transient_](void* base) {
+        for (const auto& [m, offset] : placed) m.set_data_handle(static_cast<uint8_t*>(base) + offset);
+      });
   } catch (const dnnl::error& e) {
     return ORKNN_ERR(kFail, "%s (%s): oneDNN could not build the kernel: %s (status %d)", node_name_.c_str(),
                      op_name(ctx.node->op), e.what(), static_cast<int>(e.status));
   }
-  ORKNN_LOGD("%s: oneDNN %s, %zu step(s), scratchpad %zu bytes", node_name_.c_str(), impl_name_.c_str(),
-             steps_.size(), scratchpad_bytes_);
+  ORKNN_LOGD("%s: oneDNN %s, %zu step(s), scratchpad %zu bytes, %zu bytes in the shared scratch", node_name_.c_str(),
+             impl_name_.c_str(), steps_.size(), scratchpad_bytes_, transient_bytes_);
   return Status::Ok();
 }
 

@@ -91,6 +91,10 @@ class OnednnKernel : public Kernel {
   dnnl::memory wrap(const dnnl::memory::desc& md, const void* ptr) const;
   // A buffer owned by the kernel (allocated now, during prepare).
   dnnl::memory owned(const dnnl::memory::desc& md) const;
+  // A buffer whose contents live only within one run() (written before they are read there, every
+  // run): carved from the executor's SharedScratch when there is one (bound after prepare), else
+  // owned(). Layout-conversion buffers and the scratchpad are such buffers.
+  dnnl::memory transient(const dnnl::memory::desc& md);
   // Returns `user` if `want` describes the same layout, otherwise an owned buffer of layout
   // `want` plus a reorder step user -> buffer appended to the run list.
   dnnl::memory reorder_in(const dnnl::memory& user, const dnnl::memory::desc& want);
@@ -123,6 +127,10 @@ class OnednnKernel : public Kernel {
   mutable std::vector<std::shared_ptr<void>> owned_buffers_;
   std::vector<Step> steps_;
   std::vector<PendingOut> pending_out_;
+  // transient() buffers placed in the shared scratch: memory object and byte offset.
+  bool shared_transient_ = false;
+  size_t transient_bytes_ = 0;
+  std::vector<std::pair<dnnl::memory, size_t>> transient_;
   size_t scratchpad_bytes_ = 0;
   dnnl::memory scratchpad_;
   dnnl::stream stream_;
