@@ -7,7 +7,7 @@
  * Usage: perf_detail MODEL.rknn [--iters N] [--warmup N] [--top K] [--raw]
  *   --raw    also print the runtime's own PERF_DETAIL text of the last run
  * Output (text):
- *   1. every layer: id, op type, name, kernel, output shape, median us
+ *   1. every layer: id, op type, name, kernel, output shape, output layout, median us
  *   2. totals grouped by (op type, kernel), largest first, with their share of the sum
  *   3. the K slowest layers (default 15)
  * Threads: the runtime reads OPENRKNN_NUM_THREADS. Inputs: float32 NCHW, uniform [0, 1) from a
@@ -77,7 +77,7 @@ static uint32_t next_random(uint32_t* state) {
 }
 
 /* Splits the report into layer rows. The row format (src/runtime/context.cc) is
- * "ID OpType Name Kernel OutputShape Time(us)" separated by blanks; the header row and the
+ * "ID OpType Name Kernel OutputShape Layout Time(us)" separated by blanks; the header row and the
  * "Total ..." row are skipped. Returns the number of rows parsed, filling times[] (and, when
  * layers is not NULL, the descriptive fields). */
 static int parse_report(const char* text, Layer* layers, int max_layers, double* times) {

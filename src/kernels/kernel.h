@@ -48,6 +48,17 @@ class SharedScratch {
   void* buf_ = nullptr;
 };
 
+// Internal activation layout (docs/kernels.md "Blocked activations"): between kernels that take it,
+// the runtime keeps a 4-D float tensor whose channel count is a multiple of 16 in oneDNN's nChw16c
+// (channel blocks of 16 innermost) instead of NCHW, which saves the layout conversions oneDNN's
+// convolutions would otherwise need around every layer. Same byte size as NCHW (no padding).
+// What a kernel can take, per node (Kernel::blocked_io):
+enum class BlockedIo : uint8_t {
+  kNone,     // NCHW only (the default)
+  kEach,     // each 4-D activation input and output may be blocked or not, independently
+  kUniform,  // all activation inputs and outputs blocked, or none (element-wise over the bytes)
+};
+
 struct KernelContext {
   const Graph* graph = nullptr;
   const Node* node = nullptr;
@@ -59,10 +70,15 @@ struct KernelContext {
   bool round_fp16 = false;
   // The executor's shared scratch, or nullptr (then a kernel allocates its own).
   SharedScratch* scratch = nullptr;
+  // Per input / per output: 1 when the runtime keeps that tensor in nChw16c (BlockedIo). Empty or
+  // short vectors mean NCHW (every executor but the context's).
+  std::vector<uint8_t> in_blocked, out_blocked;
 
   const Tensor& in_tensor(size_t i) const { return graph->tensor(node->inputs[i]); }
   const Tensor& out_tensor(size_t i) const { return graph->tensor(node->outputs[i]); }
   bool has_input(size_t i) const { return i < node->inputs.size() && node->inputs[i] >= 0; }
+  bool input_blocked(size_t i) const { return i < in_blocked.size() && in_blocked[i]; }
+  bool output_blocked(size_t i) const { return i < out_blocked.size() && out_blocked[i]; }
   template <typename T> const T* in(size_t i) const { return static_cast<const T*>(inputs[i]); }
   template <typename T> T* out(size_t i) const { return static_cast<T*>(outputs[i]); }
 };
@@ -78,6 +94,9 @@ class Kernel {
   // round_to_fp16) whenever ctx.round_fp16 is set, so the runtime skips its own pass over them.
   // Kernels that write outputs in registers do it there, saving a pass over memory.
   virtual bool rounds_fp16_outputs() const { return false; }
+  // Which of the node's activations the kernel can take in nChw16c (BlockedIo). Asked before
+  // prepare(), which then finds the decision in KernelContext::in_blocked / out_blocked.
+  virtual BlockedIo blocked_io(const Graph& g, const Node& n) const { return BlockedIo::kNone; }
 };
 
 using KernelRunFn = void (*)(const KernelContext& ctx);

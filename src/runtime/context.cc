@@ -18,6 +18,7 @@
 #include "kernels/quant_util.h"
 #include "kernels/x86/silu_fusion.h"
 #include "model/model_io.h"
+#include "runtime/blocked_layout.h"
 #include "runtime/custom_ops.h"
 #include "runtime/layouts.h"
 #include "runtime/platform.h"
@@ -383,11 +384,23 @@ Status Context::build_steps() {
     }
     s.kctx.round_fp16 = s.round_outputs_fp16;
     s.kctx.scratch = &scratch_;
+    steps_.push_back(std::move(s));
+  }
+  // Tensors kept in nChw16c between the kernels that take it (runtime/blocked_layout.h).
+  if (allow_fast && !blocked_layout_disabled()) {
+    std::vector<BlockedIo> io(g.nodes.size());
+    for (size_t k = 0; k < g.nodes.size(); ++k) io[k] = steps_[k].kernel->blocked_io(g, g.nodes[k]);
+    const std::vector<uint8_t> blocked = choose_blocked_tensors(g, io);
+    for (Step& s : steps_) {
+      for (int t : s.kctx.node->inputs) s.kctx.in_blocked.push_back(t >= 0 && blocked[static_cast<size_t>(t)]);
+      for (int t : s.kctx.node->outputs) s.kctx.out_blocked.push_back(t >= 0 && blocked[static_cast<size_t>(t)]);
+    }
+  }
+  for (Step& s : steps_) {
     Status st = s.kernel->prepare(s.kctx);
     if (!st.ok())
-      return ORKNN_ERR(kInvalidModel, "node '%s' (%s): kernel %s: %s", n.name.c_str(), op_name(n.op),
-                       s.kernel_name.c_str(), st.message().c_str());
-    steps_.push_back(std::move(s));
+      return ORKNN_ERR(kInvalidModel, "node '%s' (%s): kernel %s: %s", s.kctx.node->name.c_str(),
+                       op_name(s.kctx.node->op), s.kernel_name.c_str(), st.message().c_str());
   }
   if (!scratch_.allocate())
     return ORKNN_ERR(kNoMemory, "cannot allocate the kernels' %zu-byte scratch buffer", scratch_.bytes());
@@ -790,14 +803,16 @@ Status Context::query(int cmd, void* info, uint32_t size) {
       if (!(flags_ & RKNN_FLAG_COLLECT_PERF_MASK)) {
         perf_detail_ = "per-layer timing is collected when rknn_init is given RKNN_FLAG_COLLECT_PERF_MASK\n";
       } else {
-        perf_detail_ = strfmt("%-5s %-22s %-32s %-18s %-20s %10s\n", "ID", "OpType", "Name", "Kernel", "OutputShape",
-                              "Time(us)");
+        // Layout: how the runtime holds the output between kernels (NCHW order, or blocked nChw16c).
+        perf_detail_ = strfmt("%-5s %-22s %-32s %-18s %-20s %-8s %10s\n", "ID", "OpType", "Name", "Kernel",
+                              "OutputShape", "Layout", "Time(us)");
         int64_t total = 0;
         for (size_t i = 0; i < steps_.size(); ++i) {
           const Step& s = steps_[i];
-          perf_detail_ += strfmt("%-5zu %-22s %-32s %-18s %-20s %10lld\n", i, op_name(s.kctx.node->op),
+          perf_detail_ += strfmt("%-5zu %-22s %-32s %-18s %-20s %-8s %10lld\n", i, op_name(s.kctx.node->op),
                                  s.kctx.node->name.c_str(), s.kernel_name.c_str(),
-                                 shape_str(s.kctx.out_tensor(0).shape).c_str(), static_cast<long long>(s.last_us));
+                                 shape_str(s.kctx.out_tensor(0).shape).c_str(),
+                                 s.kctx.output_blocked(0) ? "nChw16c" : "plain", static_cast<long long>(s.last_us));
           total += s.last_us;
         }
         perf_detail_ += strfmt("Total operator time (us): %lld\n", static_cast<long long>(total));

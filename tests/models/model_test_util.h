@@ -62,13 +62,15 @@ struct ModelInput {
 // (want_float = 1: dequantized by the runtime for a quantized model) in the model's output layout.
 // With `nchw_input_shape`, also checks the input attributes the runtime reports against it (4-D
 // inputs are reported in NHWC order, the vendor's behaviour; NCHW is accepted too). Fails the test
-// on any API error.
+// on any API error. With `perf_detail`, the context collects per-layer timing and *perf_detail gets
+// the RKNN_QUERY_PERF_DETAIL report of the last run.
 inline void run_model(const std::vector<uint8_t>& model_bytes, const std::vector<ModelInput>& inputs,
                       std::vector<std::vector<float>>* outputs,
-                      const std::vector<int64_t>* nchw_input_shape = nullptr) {
+                      const std::vector<int64_t>* nchw_input_shape = nullptr, std::string* perf_detail = nullptr) {
   std::vector<uint8_t> model = model_bytes;  // rknn_init takes a non-const pointer
   rknn_context ctx = 0;
-  ASSERT_EQ(rknn_init(&ctx, model.data(), uint32_t(model.size()), 0, nullptr), RKNN_SUCC);
+  const uint32_t flags = perf_detail ? RKNN_FLAG_COLLECT_PERF_MASK : 0;
+  ASSERT_EQ(rknn_init(&ctx, model.data(), uint32_t(model.size()), flags, nullptr), RKNN_SUCC);
   ASSERT_NE(ctx, rknn_context(0));
   struct Destroy {
     rknn_context ctx;
@@ -124,6 +126,41 @@ inline void run_model(const std::vector<uint8_t>& model_bytes, const std::vector
     outputs->emplace_back(data, data + out_attr.n_elems);
     EXPECT_EQ(rknn_outputs_release(ctx, 1, &out), RKNN_SUCC);
   }
+  if (perf_detail) {
+    rknn_perf_detail detail;
+    std::memset(&detail, 0, sizeof(detail));
+    ASSERT_EQ(rknn_query(ctx, RKNN_QUERY_PERF_DETAIL, &detail, sizeof(detail)), RKNN_SUCC);
+    perf_detail->assign(detail.perf_data ? detail.perf_data : "");
+  }
+}
+
+// Sets an environment variable for the scope (the runtime reads its switches per rknn_init).
+class SetEnv {
+ public:
+  SetEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    setenv(name, value, 1);
+  }
+  ~SetEnv() {
+    if (had_) setenv(name_, old_.c_str(), 1);
+    else unsetenv(name_);
+  }
+  SetEnv(const SetEnv&) = delete;
+  SetEnv& operator=(const SetEnv&) = delete;
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+// Occurrences of `word` in `text`.
+inline size_t count_words(const std::string& text, const std::string& word) {
+  size_t n = 0;
+  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
+  return n;
 }
 
 struct Comparison {

@@ -18,64 +18,6 @@ namespace {
 
 using namespace model_test;
 
-struct RunResult {
-  std::vector<float> output;
-  std::string perf_detail;
-};
-
-// One inference through the public API with the per-layer profile on.
-void run_once(std::vector<uint8_t> model, const std::vector<float>& input, RunResult* r) {
-  rknn_context ctx = 0;
-  ASSERT_EQ(rknn_init(&ctx, model.data(), uint32_t(model.size()), RKNN_FLAG_COLLECT_PERF_MASK, nullptr), RKNN_SUCC);
-  rknn_input in;
-  std::memset(&in, 0, sizeof(in));
-  in.buf = const_cast<float*>(input.data());
-  in.size = uint32_t(input.size() * sizeof(float));
-  in.type = RKNN_TENSOR_FLOAT32;
-  in.fmt = RKNN_TENSOR_NCHW;
-  EXPECT_EQ(rknn_inputs_set(ctx, 1, &in), RKNN_SUCC);
-  EXPECT_EQ(rknn_run(ctx, nullptr), RKNN_SUCC);
-  rknn_output out;
-  std::memset(&out, 0, sizeof(out));
-  out.want_float = 1;
-  EXPECT_EQ(rknn_outputs_get(ctx, 1, &out, nullptr), RKNN_SUCC);
-  if (out.buf) {
-    const float* p = static_cast<const float*>(out.buf);
-    r->output.assign(p, p + out.size / sizeof(float));
-  }
-  EXPECT_EQ(rknn_outputs_release(ctx, 1, &out), RKNN_SUCC);
-  rknn_perf_detail detail;
-  std::memset(&detail, 0, sizeof(detail));
-  EXPECT_EQ(rknn_query(ctx, RKNN_QUERY_PERF_DETAIL, &detail, sizeof(detail)), RKNN_SUCC);
-  if (detail.perf_data) r->perf_detail = detail.perf_data;
-  EXPECT_EQ(rknn_destroy(ctx), RKNN_SUCC);
-}
-
-size_t count(const std::string& text, const std::string& word) {
-  size_t n = 0;
-  for (size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) ++n;
-  return n;
-}
-
-class SetEnv {
- public:
-  SetEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~SetEnv() {
-    if (had_) setenv(name_, old_.c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  bool had_ = false;
-  std::string old_;
-};
-
 TEST(SiluFusion, EfficientnetBitIdenticalToUnfused) {
   if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F: no fusion";
   const std::string base = models_dir() + "/efficientnet_b0";
@@ -106,18 +48,21 @@ TEST(SiluFusion, EfficientnetBitIdenticalToUnfused) {
     for (const char* threads : {"1", "2"}) {
       SCOPED_TRACE(std::string("threads ") + threads);
       const SetEnv t("OPENRKNN_NUM_THREADS", threads);
-      RunResult fused, unfused;
-      run_once(model, input, &fused);
+      const std::vector<ModelInput> in = {{input.data(), input.size() * sizeof(float), RKNN_TENSOR_FLOAT32, RKNN_TENSOR_NCHW}};
+      std::vector<std::vector<float>> fused, unfused;
+      std::string fused_perf, unfused_perf;
+      run_model(model, in, &fused, nullptr, &fused_perf);
       {
         const SetEnv off("OPENRKNN_DISABLE_SILU_FUSION", "1");
-        run_once(model, input, &unfused);
+        run_model(model, in, &unfused, nullptr, &unfused_perf);
       }
       // Each fused pair shows the kernel twice (its Sigmoid and its Mul layer).
-      EXPECT_EQ(count(fused.perf_detail, "avx512_f32_silu"), 2u * pairs);
-      EXPECT_EQ(count(unfused.perf_detail, "avx512_f32_silu"), 0u);
-      ASSERT_EQ(fused.output.size(), unfused.output.size());
-      ASSERT_FALSE(fused.output.empty());
-      EXPECT_EQ(std::memcmp(fused.output.data(), unfused.output.data(), fused.output.size() * sizeof(float)), 0);
+      EXPECT_EQ(count_words(fused_perf, "avx512_f32_silu"), 2u * pairs);
+      EXPECT_EQ(count_words(unfused_perf, "avx512_f32_silu"), 0u);
+      ASSERT_EQ(fused.size(), 1u);
+      ASSERT_EQ(unfused.size(), 1u);
+      ASSERT_EQ(fused[0].size(), unfused[0].size());
+      EXPECT_EQ(std::memcmp(fused[0].data(), unfused[0].data(), fused[0].size() * sizeof(float)), 0);
     }
   }
 }

@@ -214,6 +214,46 @@ TEST(DepthwiseX86F32, WideRowsBatchAndEveryActivation) {
   }
 }
 
+// The runtime's blocked activations (nChw16c; kernel.h BlockedIo): the float kernel's second path,
+// bit-identical to the reference too, over kernel sizes, strides, pads (incl. outputs over padding
+// only), widths around the 4-output blocks, batch, bias and every activation.
+TEST(DepthwiseX86F32, BlockedActivationsBitIdentical) {
+  REQUIRE_DW_KERNEL(kF32Kernel);
+  uint32_t seed = 3000;
+  int cases = 0;
+  for (int64_t k : {3, 5})
+    for (int64_t s : {1, 2})
+      for (int64_t w : {1, 3, 6, 9, 13, 24}) {
+        DwCase d;
+        d.c = w % 2 ? 16 : 32;
+        d.n = w % 3 == 0 ? 2 : 1;
+        d.h = 5 + w % 4;
+        d.w = w;
+        d.kh = d.kw = k;
+        d.sh = d.sw = s;
+        d.pads = kPadSets[static_cast<size_t>(w + k + s) % std::size(kPadSets)];
+        if (d.w + d.pads[1] + d.pads[3] < k || d.h + d.pads[0] + d.pads[2] < k) d.pads = {k, k, k, k};
+        d.bias = w % 4 != 1;
+        d.act = kFloatActs[static_cast<size_t>(cases) % std::size(kFloatActs)];
+        SCOPED_TRACE(d.label());
+        const Attrs attrs = dw_attrs(d);
+        const std::vector<TensorData> in = f32_inputs(d, seed);
+        OpResult ref = test::run_op(OpId::Conv, attrs, in, 1, "ref");
+        ASSERT_TRUE(ref.status.ok()) << ref.status.message();
+        for (int threads : {1, 2}) {
+          int blocked = 0;
+          OpResult fast = test::run_op_blocked(OpId::Conv, attrs, in, kF32Kernel, threads, &blocked);
+          ASSERT_TRUE(fast.status.ok()) << fast.status.message();
+          EXPECT_EQ(blocked, 2) << "input and output in nChw16c";
+          EXPECT_EQ(0, std::memcmp(fast.outputs[0].bytes.data(), ref.outputs[0].bytes.data(), ref.outputs[0].bytes.size()))
+              << threads << " threads";
+        }
+        seed += 3;
+        ++cases;
+      }
+  EXPECT_EQ(cases, 24);
+}
+
 // Pads larger than the kernel: whole output rows and columns see only padding (the reference's
 // sum then stays 0; bias and activation still apply).
 TEST(DepthwiseX86F32, OutputsOverPaddingOnly) {

@@ -98,6 +98,40 @@ TEST(ElementwiseX86, BinaryOpsAreBitIdenticalToReference) {
     }
 }
 
+// Blocked activations (kernel.h BlockedIo): the element-wise kernels take nChw16c when every
+// activation of the node is in it (kUniform), and a broadcast (per-channel scalar) keeps NCHW; the
+// reference's unary kernels (Relu here) do the same. Results bit-identical to the NCHW run.
+TEST(ElementwiseX86, BlockedActivationsOnlyWhenUniform) {
+  if (!fast_available()) GTEST_SKIP() << "CPU without AVX-512F";
+  const Shape x{2, 32, 5, 7};
+  const std::vector<float> a = test::random_floats(static_cast<size_t>(shape_numel(x)), 5, -2.f, 2.f);
+  const std::vector<float> b = test::random_floats(static_cast<size_t>(shape_numel(x)), 6, 0.25f, 2.f);
+  struct Case {
+    OpId op;
+    std::vector<TensorData> in;
+    const char* kernel;
+    int want_blocked;
+  };
+  const std::vector<Case> cases = {
+      {OpId::Add, {TensorData::f32(x, a), TensorData::f32(x, b)}, kFast, 3},
+      {OpId::Div, {TensorData::f32(x, a), TensorData::f32(x, b)}, kFast, 3},
+      {OpId::Mul, {TensorData::f32(x, a), TensorData::f32({2, 32, 1, 1}, std::vector<float>(b.begin(), b.begin() + 64))},
+       kFast, 0},
+      {OpId::Sigmoid, {TensorData::f32(x, a)}, kFast, 2},
+      {OpId::Relu, {TensorData::f32(x, a)}, "ref", 2},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(op_name(c.op));
+    const OpResult plain = test::run_op(c.op, Attrs(), c.in, 1, c.kernel);
+    ASSERT_TRUE(plain.status.ok()) << plain.status.message();
+    int blocked = -1;
+    const OpResult got = test::run_op_blocked(c.op, Attrs(), c.in, c.kernel, 2, &blocked);
+    ASSERT_TRUE(got.status.ok()) << got.status.message();
+    EXPECT_EQ(blocked, c.want_blocked);
+    EXPECT_EQ(0, std::memcmp(got.outputs[0].bytes.data(), plain.outputs[0].bytes.data(), plain.outputs[0].bytes.size()));
+  }
+}
+
 TEST(ElementwiseX86, BinaryDeclinesOtherBroadcasts) {
   if (!fast_available()) GTEST_SKIP() << "no AVX-512F";
   // Each input broadcast in a different direction, a periodic operand ([C,1,1] against batch 2), and

@@ -632,6 +632,60 @@ INSTANTIATE_TEST_SUITE_P(Matrix, GlobalPoolFastVsRef, ::testing::ValuesIn(global
                            return std::to_string(i.index) + (i.param.max ? "_max_" : "_avg_") + vec_str(i.param.x);
                          });
 
+// ------------------------------------------------------------------------ Blocked activations
+
+// The oneDNN kernels with the runtime's blocked activations (nChw16c where the channel count is a
+// multiple of 16; kernel.h BlockedIo): same contract as with NCHW buffers. Channel counts 16/32/48
+// and 24 (that side stays NCHW, so the kernel mixes layouts).
+TEST(BlockedActivations, OnednnKernelsMatchReference) {
+  REQUIRE_REFERENCE(OpId::Conv);
+  struct Case {
+    OpId op;
+    Attrs attrs;
+    std::vector<TensorData> inputs;
+    const char* kernel;
+    int min_blocked;
+  };
+  std::vector<Case> cases;
+  const std::vector<ConvCase> convs = {
+      {1, 32, 48, 1, {9, 11}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[1]},      // pointwise
+      {2, 32, 32, 32, {10, 9}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, kActs[3]},     // depthwise s2
+      {1, 16, 32, 1, {15, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, kActs[0]},     // dense 3x3
+      {1, 32, 16, 1, {12, 12}, {3, 3}, {2, 2}, {1, 1}, {1, 0, 1, 1}, false, kActs[5]},    // strided, asymmetric
+      {1, 16, 24, 1, {8, 8}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[0]},       // dst stays NCHW
+      {1, 24, 16, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, kActs[1]},       // src stays NCHW
+  };
+  for (const ConvCase& p : convs)
+    cases.push_back({OpId::Conv, conv_attrs(p), conv_inputs(p, false, 41), "onednn_conv_f32", 1});
+  {
+    ConvCase up{1, 32, 16, 1, {7, 7}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, true, kActs[0]};
+    cases.push_back({OpId::ConvTranspose, conv_attrs(up), conv_inputs(up, true, 42), "onednn_deconv_f32", 2});
+  }
+  const TensorData x = TensorData::f32({2, 32, 9, 10}, test::random_floats(2 * 32 * 90, 43));
+  for (OpId op : {OpId::MaxPool, OpId::AveragePool}) {
+    Attrs a;
+    a.set_ints("kernel_shape", {3, 3});
+    a.set_ints("strides", {2, 2});
+    a.set_ints("pads", {1, 1, 1, 1});
+    cases.push_back({op, a, {x}, "onednn_pool_f32", 2});
+  }
+  cases.push_back({OpId::GlobalAveragePool, Attrs(), {x}, "onednn_global_pool_f32", 2});
+  cases.push_back({OpId::GlobalMaxPool, Attrs(), {x}, "onednn_global_pool_f32", 2});
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(op_name(c.op)) + " " + c.kernel);
+    OpResult ref = test::run_op(c.op, c.attrs, c.inputs, 1, "ref");
+    ASSERT_TRUE(ref.status.ok()) << ref.status.message();
+    const std::vector<float> want = as_floats(ref);
+    for (int threads : {1, 2}) {
+      int blocked = 0;
+      OpResult got = test::run_op_blocked(c.op, c.attrs, c.inputs, c.kernel, threads, &blocked);
+      ASSERT_TRUE(got.status.ok()) << got.status.message();
+      EXPECT_GE(blocked, c.min_blocked);
+      EXPECT_LE(test::max_abs_diff(as_floats(got), want), kRelTol * std::max(1.f, max_abs(want))) << threads << " threads";
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------- Selection
 
 // With fast kernels allowed, the common layers of CNNs pick the oneDNN kernel.

@@ -4,8 +4,28 @@
 
 namespace orknn::test {
 
-OpResult run_op(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, int n_outputs,
-                const std::string& kernel, int num_threads, const std::vector<QuantParams>& out_quant) {
+namespace {
+
+bool blockable(const Tensor& t) {
+  return !t.is_const() && t.dtype == DType::kF32 && t.shape.size() == 4 && t.shape[1] % 16 == 0 && t.numel() > 0;
+}
+
+// NCHW <-> nChw16c (C a multiple of 16).
+void convert_blocked(const Shape& s, const float* src, float* dst, bool to_blocked) {
+  const int64_t n = s[0], c = s[1], hw = s[2] * s[3];
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < hw; ++p) {
+        const int64_t plain = (i * c + ch) * hw + p;
+        const int64_t blocked = ((i * (c / 16) + ch / 16) * hw + p) * 16 + ch % 16;
+        if (to_blocked) dst[blocked] = src[plain];
+        else dst[plain] = src[blocked];
+      }
+}
+
+OpResult run_op_impl(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, int n_outputs,
+                     const std::string& kernel, int num_threads, const std::vector<QuantParams>& out_quant,
+                     int* blocked_count) {
   OpResult r;
   Graph g;
   g.precision = FloatPrecision::kFp32;
@@ -62,6 +82,30 @@ OpResult run_op(OpId op, const Attrs& attrs, const std::vector<TensorData>& inpu
     out_bufs[i].assign(g.tensor(n.outputs[i]).nbytes() + 64, 0);
     ctx.outputs.push_back(out_bufs[i].data());
   }
+  if (blocked_count) {  // the runtime's rule (runtime/blocked_layout.cc) for a one-node graph
+    *blocked_count = 0;
+    const BlockedIo io = k->blocked_io(g, n);
+    bool all = true;
+    for (int t : n.inputs)
+      if (t >= 0 && !g.tensor(t).is_const() && !blockable(g.tensor(t))) all = false;
+    for (int t : n.outputs)
+      if (!blockable(g.tensor(t))) all = false;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const int t = n.inputs[i];
+      const bool b = t >= 0 && blockable(g.tensor(t)) && (io == BlockedIo::kEach || (io == BlockedIo::kUniform && all));
+      ctx.in_blocked.push_back(b);
+      if (!b) continue;
+      std::vector<uint8_t> plain = in_bufs[i];
+      convert_blocked(g.tensor(t).shape, reinterpret_cast<const float*>(plain.data()),
+                      reinterpret_cast<float*>(in_bufs[i].data()), true);
+      ++*blocked_count;
+    }
+    for (int t : n.outputs) {
+      const bool b = blockable(g.tensor(t)) && (io == BlockedIo::kEach || (io == BlockedIo::kUniform && all));
+      ctx.out_blocked.push_back(b);
+      *blocked_count += b;
+    }
+  }
   // A shared scratch as the runtime gives, filled with NaN bytes before the run: a kernel that
   // expected anything of its transient buffers (zero padding, data from prepare) fails its test.
   SharedScratch scratch;
@@ -72,6 +116,11 @@ OpResult run_op(OpId op, const Attrs& attrs, const std::vector<TensorData>& inpu
   scratch.fill(0xFF);
   k->run(ctx);
   for (size_t i = 0; i < n.outputs.size(); ++i) {
+    if (ctx.output_blocked(i)) {
+      std::vector<uint8_t> b = out_bufs[i];
+      convert_blocked(g.tensor(n.outputs[i]).shape, reinterpret_cast<const float*>(b.data()),
+                      reinterpret_cast<float*>(out_bufs[i].data()), false);
+    }
     const Tensor& t = g.tensor(n.outputs[i]);
     TensorData d;
     d.shape = t.shape;
@@ -81,6 +130,18 @@ OpResult run_op(OpId op, const Attrs& attrs, const std::vector<TensorData>& inpu
     r.outputs.push_back(std::move(d));
   }
   return r;
+}
+
+}  // namespace
+
+OpResult run_op(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, int n_outputs,
+                const std::string& kernel, int num_threads, const std::vector<QuantParams>& out_quant) {
+  return run_op_impl(op, attrs, inputs, n_outputs, kernel, num_threads, out_quant, nullptr);
+}
+
+OpResult run_op_blocked(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, const std::string& kernel,
+                        int num_threads, int* blocked) {
+  return run_op_impl(op, attrs, inputs, 1, kernel, num_threads, {}, blocked);
 }
 
 std::vector<float> random_floats(size_t n, uint32_t seed, float lo, float hi) {

@@ -106,6 +106,9 @@ bool is_pointwise(const ConvGeometry& geo) {
 // spatial kernels; for 1x1 and depthwise convolutions, whose compute is small next to the reorders,
 // nChw16c wins because NCHW <-> nChw16c is a cheap blocked copy while NCHW <-> NHWC is a transpose.
 // kPlain (oneDNN's NCHW GEMM convolution) is never the fastest once the layout is chosen this way.
+// When the runtime keeps the activations in nChw16c (KernelContext::in_blocked/out_blocked), the
+// nChw16c primitive needs no reorder at all; dense kxk convolutions still prefer oneDNN's own
+// (brgemm, NHWC) layout, measured faster than its nChw16c implementation even counting reorders.
 std::vector<ActLayout> conv_layout_candidates(const ConvGeometry& geo, bool transposed) {
   const ActLayout forced = act_layout_override();
   if (forced != ActLayout::kAuto) return {forced};
@@ -208,6 +211,12 @@ bool conv_supports(const Graph& g, const Node& n) {
 
 template <bool kTransposed>
 class ConvKernel final : public OnednnKernel {
+ public:
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override {
+    const Tensor* x = g.input(n, 0);
+    return x && x->shape.size() == 4 ? BlockedIo::kEach : BlockedIo::kNone;
+  }
+
  protected:
   Status build(const KernelContext& ctx) override {
     ConvGeometry geo = conv_geometry(*ctx.graph, *ctx.node, kTransposed);
@@ -227,8 +236,9 @@ class ConvKernel final : public OnednnKernel {
     }
     set_impl_name(pd);
 
-    memory user_src = wrap(plain_f32(geo.src), ctx.inputs[0]);
-    memory user_dst = wrap(plain_f32(geo.dst), ctx.outputs[0]);
+    // The arena's layout of each activation: NCHW, or nChw16c where the runtime keeps it blocked.
+    memory user_src = wrap(ctx.input_blocked(0) ? blocked16_f32(geo.src) : plain_f32(geo.src), ctx.inputs[0]);
+    memory user_dst = wrap(ctx.output_blocked(0) ? blocked16_f32(geo.dst) : plain_f32(geo.dst), ctx.outputs[0]);
     memory user_w = wrap(permuted_f32(geo.weights, geo.weights_storage), ctx.inputs[1]);
     weights_ = convert_const(user_w, pd.weights_desc());
 

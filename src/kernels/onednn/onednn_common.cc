@@ -35,6 +35,10 @@ dnnl::memory::desc plain_f32(const dnnl::memory::dims& dims) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, plain_strides(dims));
 }
 
+dnnl::memory::desc blocked16_f32(const dnnl::memory::dims& dims) {
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::nChw16c);
+}
+
 dnnl::memory::desc permuted_f32(const dnnl::memory::dims& dims, const std::vector<int>& storage_order) {
   dnnl::memory::dims st(dims.size(), 1);
   dnnl::memory::dim step = 1;

@@ -39,6 +39,8 @@ dnnl::memory::dims to_dims(const Shape& s);
 dnnl::memory::dims plain_strides(const dnnl::memory::dims& dims);
 // A plain fp32 descriptor of `dims`.
 dnnl::memory::desc plain_f32(const dnnl::memory::dims& dims);
+// An fp32 nChw16c descriptor of 4-D `dims` (the runtime's blocked activations, kernel.h BlockedIo).
+dnnl::memory::desc blocked16_f32(const dnnl::memory::dims& dims);
 // An fp32 descriptor whose logical dims are `dims` while the bytes are stored in the order given
 // by `storage_order` (storage_order[k] = logical dim stored k-th, outermost first). E.g. ONNX
 // ConvTranspose weights [G*(I/G), O/G, kh, kw] seen as logical {G, O/G, I/G, kh, kw}: storage

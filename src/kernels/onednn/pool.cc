@@ -105,13 +105,16 @@ memory::desc channels_last_desc(const memory::dims& dims, memory::data_type dt) 
   return memory::desc(dims, dt, strides);
 }
 
-memory::desc pool_act_desc(const memory::dims& dims, memory::data_type dt) {
-  return dt == memory::data_type::s8 ? channels_last_desc(dims, dt) : plain_desc(dims, dt);
+memory::desc pool_act_desc(const memory::dims& dims, memory::data_type dt, bool blocked) {
+  if (dt == memory::data_type::s8) return channels_last_desc(dims, dt);
+  return blocked ? blocked16_f32(dims) : plain_desc(dims, dt);
 }
 
-dnnl::pooling_v2_forward::primitive_desc pool_pd(const PoolSetup& s, memory::data_type dt = memory::data_type::f32) {
-  const memory::desc src = pool_act_desc(s.src, dt);
-  const memory::desc dst = pool_act_desc(s.dst, dt);
+// `blocked`: float activations in nChw16c (the runtime's blocked layout, kernel.h BlockedIo).
+dnnl::pooling_v2_forward::primitive_desc pool_pd(const PoolSetup& s, memory::data_type dt = memory::data_type::f32,
+                                                 bool blocked = false) {
+  const memory::desc src = pool_act_desc(s.src, dt, blocked);
+  const memory::desc dst = pool_act_desc(s.dst, dt, blocked);
   dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, s.alg, src, dst, s.strides, s.kernel,
                                    s.dilations, s.pad_l, s.pad_r);
   return dnnl::pooling_v2_forward::primitive_desc(d, user_scratchpad_attr(), cpu_engine());
@@ -139,6 +142,12 @@ bool supports_maxpool_s8(const Graph& g, const Node& n) {
 }
 
 class Pool final : public OnednnKernel {
+ public:
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override {
+    const Tensor* x = g.input(n, 0);
+    return x && x->dtype == DType::kF32 && x->shape.size() == 4 ? BlockedIo::kEach : BlockedIo::kNone;
+  }
+
  protected:
   Status build(const KernelContext& ctx) override {
     const PoolSetup s = pool_setup(*ctx.graph, *ctx.node);
@@ -147,11 +156,20 @@ class Pool final : public OnednnKernel {
                        ctx.node->name.c_str(), op_name(ctx.node->op));
     const memory::data_type dt =
         ctx.in_tensor(0).dtype == DType::kI8 ? memory::data_type::s8 : memory::data_type::f32;
+    const bool in_blocked = ctx.input_blocked(0), out_blocked = ctx.output_blocked(0);
     auto pd = pool_pd(s, dt);
+    if (in_blocked || out_blocked) {  // pool in nChw16c; reorders only for a side that is NCHW
+      try {
+        auto blocked = pool_pd(s, dt, true);
+        if (!is_reference_impl(blocked)) pd = blocked;
+      } catch (const dnnl::error&) {
+      }
+    }
     set_impl_name(pd);
-    // Plain buffers in the arena; reorders around the primitive when it works channels-last.
-    memory src = reorder_in(wrap(plain_desc(s.src, dt), ctx.inputs[0]), pd.src_desc());
-    memory dst = reorder_out_buffer(wrap(plain_desc(s.dst, dt), ctx.outputs[0]), pd.dst_desc());
+    // The arena's layouts; reorders around the primitive where it works in another one.
+    memory src = reorder_in(wrap(in_blocked ? blocked16_f32(s.src) : plain_desc(s.src, dt), ctx.inputs[0]), pd.src_desc());
+    memory dst = reorder_out_buffer(wrap(out_blocked ? blocked16_f32(s.dst) : plain_desc(s.dst, dt), ctx.outputs[0]),
+                                    pd.dst_desc());
     std::vector<std::pair<int, memory>> args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
     // forward_inference max pooling needs no workspace; keep it generic anyway.
     if (pd.workspace_desc().get_size() > 0) args.push_back({DNNL_ARG_WORKSPACE, owned(pd.workspace_desc())});
@@ -183,10 +201,11 @@ GlobalSetup global_setup(const Graph& g, const Node& n) {
   return s;
 }
 
-dnnl::reduction::primitive_desc global_pd(const GlobalSetup& s, OpId op) {
+dnnl::reduction::primitive_desc global_pd(const GlobalSetup& s, OpId op, bool blocked = false) {
   const dnnl::algorithm alg =
       op == OpId::GlobalMaxPool ? dnnl::algorithm::reduction_max : dnnl::algorithm::reduction_mean;
-  dnnl::reduction::desc d(alg, plain_f32(s.src), plain_f32(s.dst), 0.f, 0.f);
+  dnnl::reduction::desc d(alg, blocked ? blocked16_f32(s.src) : plain_f32(s.src),
+                          blocked ? blocked16_f32(s.dst) : plain_f32(s.dst), 0.f, 0.f);
   return dnnl::reduction::primitive_desc(d, user_scratchpad_attr(), cpu_engine());
 }
 
@@ -199,23 +218,42 @@ bool supports_global(const Graph& g, const Node& n) {
 }
 
 class GlobalPoolF32 final : public OnednnKernel {
+ public:
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override {
+    const Tensor* x = g.input(n, 0);
+    return x && x->shape.size() == 4 ? BlockedIo::kEach : BlockedIo::kNone;
+  }
+
  protected:
   Status build(const KernelContext& ctx) override {
     const GlobalSetup s = global_setup(*ctx.graph, *ctx.node);
     if (!s.valid)
       return ORKNN_ERR(kInvalidModel, "%s (%s): shapes not supported by the oneDNN kernel", ctx.node->name.c_str(),
                        op_name(ctx.node->op));
-    memory src = wrap(plain_f32(s.src), ctx.inputs[0]);
-    memory dst = wrap(plain_f32(s.dst), ctx.outputs[0]);
+    const bool in_blocked = ctx.input_blocked(0), out_blocked = ctx.output_blocked(0);
+    memory src = wrap(in_blocked ? blocked16_f32(s.src) : plain_f32(s.src), ctx.inputs[0]);
+    memory dst = wrap(out_blocked ? blocked16_f32(s.dst) : plain_f32(s.dst), ctx.outputs[0]);
     if (s.src == s.dst) {  // spatial size 1: oneDNN's reduction rejects a no-op, the result is a copy
       dnnl::reorder::primitive_desc pd(src, dst, user_scratchpad_attr());
       set_impl_name(pd);
       add_step(dnnl::reorder(pd), pd, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
       return Status::Ok();
     }
+    // Reduce in nChw16c when the source is blocked and oneDNN has a real implementation for it;
+    // otherwise in NCHW, with reorders for the blocked sides.
     auto pd = global_pd(s, ctx.node->op);
+    if (in_blocked) {
+      try {
+        auto blocked = global_pd(s, ctx.node->op, true);
+        if (!is_reference_impl(blocked)) pd = blocked;
+      } catch (const dnnl::error&) {
+      }
+    }
     set_impl_name(pd);
-    add_step(dnnl::reduction(pd), pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    memory in = reorder_in(src, pd.src_desc());
+    memory out = reorder_out_buffer(dst, pd.dst_desc());
+    add_step(dnnl::reduction(pd), pd, {{DNNL_ARG_SRC, in}, {DNNL_ARG_DST, out}});
+    add_pending_outputs();
     return Status::Ok();
   }
 };

@@ -178,6 +178,9 @@ class UnaryKernel : public Kernel {
     return Status::Ok();
   }
 
+  // One function per element: any layout, as long as input and output share it (kernel.h).
+  BlockedIo blocked_io(const Graph&, const Node&) const override { return BlockedIo::kUniform; }
+
   void run(const KernelContext& ctx) override {
     const Tensor& in = ctx.in_tensor(0);
     const int64_t n = in.numel();

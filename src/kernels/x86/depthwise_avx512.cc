@@ -451,6 +451,78 @@ bool disabled_by_env() {
   return off;
 }
 
+// ---- float kernel, blocked activations (nChw16c, kernel.h BlockedIo) ----
+// 16 channels per vector, so no scratch: each output vector is
+//   acc = +0; acc = acc + x[ih][iw] * w[kh][kw] over the taps inside the image in row-major order
+// (the reference skips padding taps too), then + bias, the activation and the fp16 rounding: per
+// lane exactly the reference's operations in its order, so bit-identical to it as the NCHW path.
+
+struct BlockedDwRow {
+  const DwGeometry* g;
+  const float* w;     // the block's taps, row-major, 16 floats each
+  const float* bias;  // 16 floats, or nullptr
+  bool round_fp16;
+  ActVec act;
+
+  __attribute__((target("avx512f"), always_inline)) inline void store(__m512 acc, float* out) const {
+    if (bias) acc = _mm512_add_ps(acc, _mm512_loadu_ps(bias));
+    acc = apply_act(acc, act);
+    if (round_fp16) acc = round_to_fp16_lanes(acc);
+    _mm512_storeu_ps(out, acc);
+  }
+
+  // One output whose taps may fall outside the row (the borders).
+  __attribute__((target("avx512f"))) void edge(const float* x, float* y, int64_t ih0, int kh_lo, int kh_hi,
+                                               int64_t ow) const {
+    const DwGeometry& G = *g;
+    const int64_t iw0 = ow * G.sw - G.pad_l;
+    __m512 acc = _mm512_setzero_ps();
+    for (int kh = kh_lo; kh < kh_hi; ++kh)
+      for (int kw = 0; kw < G.kw; ++kw) {
+        const int64_t iw = iw0 + kw;
+        if (iw < 0 || iw >= G.w) continue;
+        const __m512 wv = _mm512_loadu_ps(w + (kh * G.kw + kw) * kLanes);
+        acc = _mm512_add_ps(acc, _mm512_mul_ps(_mm512_loadu_ps(x + ((ih0 + kh) * G.w + iw) * kLanes), wv));
+      }
+    store(acc, y + ow * kLanes);
+  }
+
+  // Output row oh of one channel block: x = the block's input image, y = its output row.
+  __attribute__((target("avx512f"))) void run(const float* x, float* y, int64_t oh) const {
+    const DwGeometry& G = *g;
+    const int64_t ih0 = oh * G.sh - G.pad_t;
+    const int kh_lo = static_cast<int>(std::max<int64_t>(0, -ih0));
+    const int kh_hi = static_cast<int>(std::min<int64_t>(G.kh, G.h - ih0));
+    // Outputs whose taps are all inside the row: ow * sw - pad_l >= 0 and + kw - 1 < W.
+    int64_t ow_lo = (G.pad_l + G.sw - 1) / G.sw;
+    int64_t ow_hi = G.w - G.kw + G.pad_l >= 0 ? (G.w - G.kw + G.pad_l) / G.sw + 1 : 0;
+    ow_lo = std::min(ow_lo, G.ow);
+    ow_hi = std::max(ow_lo, std::min(ow_hi, G.ow));
+    const int64_t step = G.sw * kLanes;
+    for (int64_t ow = 0; ow < ow_lo; ++ow) edge(x, y, ih0, kh_lo, kh_hi, ow);
+    int64_t ow = ow_lo;
+    for (; ow + 4 <= ow_hi; ow += 4) {
+      __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+      for (int kh = kh_lo; kh < kh_hi; ++kh) {
+        const float* row = x + ((ih0 + kh) * G.w + ow * G.sw - G.pad_l) * kLanes;
+        for (int kw = 0; kw < G.kw; ++kw) {
+          const __m512 wv = _mm512_loadu_ps(w + (kh * G.kw + kw) * kLanes);
+          const float* p = row + kw * kLanes;
+          a0 = _mm512_add_ps(a0, _mm512_mul_ps(_mm512_loadu_ps(p), wv));
+          a1 = _mm512_add_ps(a1, _mm512_mul_ps(_mm512_loadu_ps(p + step), wv));
+          a2 = _mm512_add_ps(a2, _mm512_mul_ps(_mm512_loadu_ps(p + 2 * step), wv));
+          a3 = _mm512_add_ps(a3, _mm512_mul_ps(_mm512_loadu_ps(p + 3 * step), wv));
+        }
+      }
+      store(a0, y + ow * kLanes);
+      store(a1, y + (ow + 1) * kLanes);
+      store(a2, y + (ow + 2) * kLanes);
+      store(a3, y + (ow + 3) * kLanes);
+    }
+    for (; ow < G.ow; ++ow) edge(x, y, ih0, kh_lo, kh_hi, ow);  // the interior's last few and the right border
+  }
+};
+
 // ---- float kernel ----
 
 bool supports_dw_f32(const Graph& g, const Node& n) {
@@ -483,6 +555,18 @@ class DepthwiseF32 : public Kernel {
       const float* b = ctx.in<float>(2);
       bias_.assign(b, b + geo_.channels);
     }
+    blocked_ = ctx.input_blocked(0);
+    if (blocked_ != ctx.output_blocked(0))
+      return ORKNN_ERR(kFail, "Conv '%s': input and output must share their layout", ctx.node->name.c_str());
+    if (blocked_) {  // taps as 16-channel vectors, [block][tap][lane]; bias [block][lane]
+      const int64_t blocks = geo_.channels / kLanes, taps = geo_.kh * geo_.kw;
+      block_w_.resize(static_cast<size_t>(blocks * taps * kLanes));
+      for (int64_t b = 0; b < blocks; ++b)
+        for (int64_t t = 0; t < taps; ++t)
+          for (int64_t l = 0; l < kLanes; ++l)
+            block_w_[static_cast<size_t>((b * taps + t) * kLanes + l)] = weights_[static_cast<size_t>((b * kLanes + l) * taps + t)];
+      return Status::Ok();
+    }
     scratch_.init(geo_, thread_slots(ctx.num_threads));
     store_ = make_store_plan(geo_);
     plane_fn_ = pick_plane_fn<F32Sink>(geo_.kh, geo_.kw);
@@ -490,8 +574,11 @@ class DepthwiseF32 : public Kernel {
   }
 
   bool rounds_fp16_outputs() const override { return true; }
+  // Input and output in the same layout (channels are both C): NCHW planes or nChw16c blocks.
+  BlockedIo blocked_io(const Graph&, const Node&) const override { return BlockedIo::kUniform; }
 
   void run(const KernelContext& ctx) override {
+    if (blocked_) return run_blocked(ctx);
     const float* x = ctx.in<float>(0);
     float* y = ctx.out<float>(0);
     const int64_t planes = geo_.batch * geo_.channels;
@@ -515,6 +602,32 @@ class DepthwiseF32 : public Kernel {
   DwScratch<F32Source> scratch_;
   StorePlan store_;
   PlaneFn<F32Sink> plane_fn_ = nullptr;
+  // Blocked activations (BlockedDwRow): taps [block][tap][lane].
+  bool blocked_ = false;
+  std::vector<float> block_w_;
+
+  void run_blocked(const KernelContext& ctx) {
+    const float* x = ctx.in<float>(0);
+    float* y = ctx.out<float>(0);
+    const int64_t blocks = geo_.channels / kLanes, taps = geo_.kh * geo_.kw;
+    const int64_t rows = geo_.batch * blocks * geo_.oh;  // (image, channel block, output row)
+    const int64_t in_block = geo_.h * geo_.w * kLanes, out_row = geo_.ow * kLanes;
+    auto rows_range = [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t nb = r / geo_.oh, oh = r % geo_.oh, b = nb % blocks;
+        const BlockedDwRow row{&geo_, block_w_.data() + b * taps * kLanes,
+                               bias_.empty() ? nullptr : bias_.data() + b * kLanes, ctx.round_fp16, act_};
+        row.run(x + nb * in_block, y + r * out_row, oh);
+      }
+    };
+    const int nt = static_cast<int>(std::min<int64_t>(std::max(1, ctx.num_threads), rows));
+    if (nt <= 1) return rows_range(0, rows);
+#pragma omp parallel num_threads(nt)
+    {
+      const int parts = omp_get_num_threads(), t = omp_get_thread_num();
+      rows_range(rows * t / parts, rows * (t + 1) / parts);
+    }
+  }
 };
 
 // ---- INT8 kernel ----

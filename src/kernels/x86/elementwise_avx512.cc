@@ -104,9 +104,13 @@ bool supports_sigmoid_f32(const Graph& g, const Node& n) {
   return g.tensor(n.inputs[0]).dtype == DType::kF32 && g.tensor(n.outputs[0]).dtype == DType::kF32;
 }
 
+// Element-wise over the bytes: any layout, as long as input and output share it.
+BlockedIo elementwise_blocked_io(const Graph&, const Node&) { return BlockedIo::kUniform; }
+
 class SigmoidF32Avx512 : public Kernel {
  public:
   bool rounds_fp16_outputs() const override { return true; }
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override { return elementwise_blocked_io(g, n); }
   void run(const KernelContext& ctx) override {
     const int64_t n = ctx.out_tensor(0).numel();
     const float* x = ctx.in<float>(0);
@@ -152,6 +156,7 @@ class SiluMulF32Avx512 : public Kernel {
     return ORKNN_ERR(kFail, "Mul '%s': not the Mul of a Sigmoid -> Mul SiLU pair", mul.name.c_str());
   }
   bool rounds_fp16_outputs() const override { return true; }
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override { return elementwise_blocked_io(g, n); }
   void run(const KernelContext& ctx) override {
     const int64_t n = ctx.out_tensor(0).numel();
     const float* x = ctx.in<float>(1 - s_index_);  // s itself is never written: this is its only reader
@@ -174,6 +179,7 @@ class SiluMulF32Avx512 : public Kernel {
 class SiluSigmoidNoop : public Kernel {
  public:
   bool rounds_fp16_outputs() const override { return true; }
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override { return elementwise_blocked_io(g, n); }
   void run(const KernelContext&) override {}
 };
 
@@ -229,6 +235,14 @@ class BinaryF32Avx512 : public Kernel {
     return Status::Ok();
   }
   bool rounds_fp16_outputs() const override { return true; }
+  // Same shapes, two activations: element-wise over the bytes, so any layout the three share.
+  // Broadcasts index NCHW blocks and stay NCHW.
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override {
+    const Tensor& a = g.tensor(n.inputs[0]);
+    const Tensor& b = g.tensor(n.inputs[1]);
+    const bool same = a.shape == b.shape && a.shape == g.tensor(n.outputs[0]).shape;
+    return same && !a.is_const() && !b.is_const() ? BlockedIo::kUniform : BlockedIo::kNone;
+  }
   void run(const KernelContext& ctx) override {
     const float* a = ctx.in<float>(0);
     const float* b = ctx.in<float>(1);

@@ -1,0 +1,55 @@
+#include "runtime/blocked_layout.h"
+
+#include <cstdlib>
+
+namespace orknn {
+
+namespace {
+
+bool blockable(const Tensor& t) {
+  return !t.is_const() && t.dtype == DType::kF32 && t.shape.size() == 4 && t.shape[1] > 0 && t.shape[1] % 16 == 0 &&
+         t.numel() > 0;
+}
+
+}  // namespace
+
+std::vector<uint8_t> choose_blocked_tensors(const Graph& g, const std::vector<BlockedIo>& node_io) {
+  std::vector<uint8_t> blocked(g.tensors.size(), 0);
+  for (size_t t = 0; t < g.tensors.size(); ++t) blocked[t] = blockable(g.tensors[t]) ? 1 : 0;
+  for (const GraphInput& in : g.inputs) blocked[static_cast<size_t>(in.tensor)] = 0;
+  for (int t : g.outputs) blocked[static_cast<size_t>(t)] = 0;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    if (node_io[k] != BlockedIo::kNone) continue;
+    for (int t : g.nodes[k].inputs)
+      if (t >= 0) blocked[static_cast<size_t>(t)] = 0;
+    for (int t : g.nodes[k].outputs)
+      if (t >= 0) blocked[static_cast<size_t>(t)] = 0;
+  }
+  // kUniform nodes: all their activations or none. Clearing one may break another such node's
+  // group, so repeat until nothing changes (each pass clears at least one flag or ends).
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t k = 0; k < g.nodes.size(); ++k) {
+      if (node_io[k] != BlockedIo::kUniform) continue;
+      const Node& n = g.nodes[k];
+      bool all = true;
+      for (int t : n.inputs)
+        if (t >= 0 && !g.tensor(t).is_const() && !blocked[static_cast<size_t>(t)]) all = false;
+      for (int t : n.outputs)
+        if (t >= 0 && !blocked[static_cast<size_t>(t)]) all = false;
+      if (all) continue;
+      for (int t : n.inputs)
+        if (t >= 0 && blocked[static_cast<size_t>(t)]) blocked[static_cast<size_t>(t)] = 0, changed = true;
+      for (int t : n.outputs)
+        if (t >= 0 && blocked[static_cast<size_t>(t)]) blocked[static_cast<size_t>(t)] = 0, changed = true;
+    }
+  }
+  return blocked;
+}
+
+bool blocked_layout_disabled() {  // read per plan, so that a test can compare both in one process
+  const char* v = std::getenv("OPENRKNN_DISABLE_BLOCKED_LAYOUT");
+  return v && std::atoi(v) != 0;
+}
+
+}  // namespace orknn
