@@ -4,10 +4,14 @@
  * after each one. The runtime reports the last run only and the machine is noisy, so this prints,
  * per layer, the MEDIAN of the N samples.
  *
- * Usage: perf_detail MODEL.rknn [--iters N] [--warmup N] [--top K] [--raw]
+ * Usage: perf_detail MODEL.rknn [--iters N] [--warmup N] [--top K] [--raw] [--gops]
  *   --raw    also print the runtime's own PERF_DETAIL text of the last run
+ *   --gops   also print, per layer with multiply-accumulates (convolutions, matrix products) and per
+ *            (op type, kernel), GOPS = 2 x MACs / median time and its fraction of this machine's
+ *            peak, measured here first: one core's AVX-512 FP32 FMA rate (float kernels) or VNNI
+ *            u8 x s8 rate (kernels named *int8*), times OPENRKNN_NUM_THREADS (1 when unset)
  * Output (text):
- *   1. every layer: id, op type, name, kernel, output shape, output layout, median us
+ *   1. every layer: id, op type, name, kernel, output shape, output layout, MACs, median us
  *   2. totals grouped by (op type, kernel), largest first, with their share of the sum
  *   3. the K slowest layers (default 15)
  * Threads: the runtime reads OPENRKNN_NUM_THREADS. Inputs: float32 NCHW, uniform [0, 1) from a
@@ -28,6 +32,7 @@ typedef struct {
   char kernel[64];   /* Kernel */
   double* samples;   /* one per timed run, microseconds */
   double median;
+  double macs;       /* MACs column */
 } Layer;
 
 typedef struct {
@@ -68,6 +73,55 @@ static int cmp_layer_index_desc(const void* a, const void* b) {
   return (x < y) - (x > y);
 }
 
+/* One core's peak in GOPS (2 ops per multiply-accumulate): independent accumulator chains of
+ * AVX-512 FMA (fp32) or VNNI vpdpbusd (int8) for about 0.1 s. 0 where the CPU has no such unit. */
+#if defined(__x86_64__)
+#include <immintrin.h>
+#include <time.h>
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+__attribute__((target("avx512f"), noinline)) static double peak_fp32_gops(void) {
+  if (!__builtin_cpu_supports("avx512f")) return 0;
+  enum { kChains = 12 };
+  const long iters = 5000000;
+  __m512 acc[kChains];
+  for (int j = 0; j < kChains; ++j) acc[j] = _mm512_set1_ps((float)j);
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-3f);
+  const double t0 = now_s();
+  for (long i = 0; i < iters; ++i)
+    for (int j = 0; j < kChains; ++j) acc[j] = _mm512_fmadd_ps(acc[j], a, b);
+  const double t = now_s() - t0;
+  __m512 sum = acc[0];
+  for (int j = 1; j < kChains; ++j) sum = _mm512_add_ps(sum, acc[j]);
+  volatile float sink = _mm512_reduce_add_ps(sum);
+  (void)sink;
+  return 2.0 * 16 * kChains * (double)iters / t / 1e9;
+}
+__attribute__((target("avx512f,avx512vnni"), noinline)) static double peak_int8_gops(void) {
+  if (!__builtin_cpu_supports("avx512vnni")) return 0;
+  enum { kChains = 12 };
+  const long iters = 5000000;
+  __m512i acc[kChains];
+  for (int j = 0; j < kChains; ++j) acc[j] = _mm512_set1_epi32(j);
+  const __m512i u = _mm512_set1_epi8(3), w = _mm512_set1_epi8(-2);
+  const double t0 = now_s();
+  for (long i = 0; i < iters; ++i)
+    for (int j = 0; j < kChains; ++j) acc[j] = _mm512_dpbusd_epi32(acc[j], u, w);
+  const double t = now_s() - t0;
+  __m512i sum = acc[0];
+  for (int j = 1; j < kChains; ++j) sum = _mm512_add_epi32(sum, acc[j]);
+  volatile int sink = _mm512_reduce_add_epi32(sum);
+  (void)sink;
+  return 2.0 * 64 * kChains * (double)iters / t / 1e9;
+}
+#else
+static double peak_fp32_gops(void) { return 0; }
+static double peak_int8_gops(void) { return 0; }
+#endif
+
 static uint32_t next_random(uint32_t* state) {
   uint32_t x = *state;
   x ^= x << 13;
@@ -77,7 +131,7 @@ static uint32_t next_random(uint32_t* state) {
 }
 
 /* Splits the report into layer rows. The row format (src/runtime/context.cc) is
- * "ID OpType Name Kernel OutputShape Layout Time(us)" separated by blanks; the header row and the
+ * "ID OpType Name Kernel OutputShape Layout MACs Time(us)" separated by blanks; the header row and the
  * "Total ..." row are skipped. Returns the number of rows parsed, filling times[] (and, when
  * layers is not NULL, the descriptive fields). */
 static int parse_report(const char* text, Layer* layers, int max_layers, double* times) {
@@ -99,6 +153,8 @@ static int parse_report(const char* text, Layer* layers, int max_layers, double*
       while (last > row && last[-1] == ' ') --last;
       *last = '\0';
       snprintf(layers[n].line, sizeof(layers[n].line), "%s", row);
+      char* macs = strrchr(row, ' ');
+      layers[n].macs = macs ? strtod(macs + 1, NULL) : 0;
       char id[32], name[256];
       if (sscanf(row, "%31s %63s %255s %63s", id, layers[n].op, name, layers[n].kernel) != 4) {
         snprintf(layers[n].op, sizeof(layers[n].op), "?");
@@ -113,7 +169,7 @@ static int parse_report(const char* text, Layer* layers, int max_layers, double*
 int main(int argc, char** argv) {
   const char* model_path = NULL;
   long iters = 20, warmup = 3, top = 15;
-  int raw = 0;
+  int raw = 0, gops = 0;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -121,9 +177,10 @@ int main(int argc, char** argv) {
     else if (!strcmp(a, "--warmup")) warmup = parse_count(a, v), ++i;
     else if (!strcmp(a, "--top")) top = parse_count(a, v), ++i;
     else if (!strcmp(a, "--raw")) raw = 1;
+    else if (!strcmp(a, "--gops")) gops = 1;
     else if (a[0] != '-' && !model_path) model_path = a;
     else {
-      fprintf(stderr, "usage: perf_detail MODEL.rknn [--iters N] [--warmup N] [--top K] [--raw]\n");
+      fprintf(stderr, "usage: perf_detail MODEL.rknn [--iters N] [--warmup N] [--top K] [--raw] [--gops]\n");
       return 2;
     }
   }
@@ -228,6 +285,43 @@ int main(int argc, char** argv) {
   qsort(order, (size_t)n_layers, sizeof(int), cmp_layer_index_desc);
   printf("## top %ld layers\n", top);
   for (int k = 0; k < n_layers && k < top; ++k) printf("%s %10.1f\n", layers[order[k]].line, layers[order[k]].median);
+
+  if (gops) {
+    const long threads = threads_env ? strtol(threads_env, NULL, 10) : 1;
+    const double cores = threads > 0 ? (double)threads : 1.0;
+    double peak_f = 0, peak_i = 0;
+    for (int rep = 0; rep < 5; ++rep) {  /* the best run: the least disturbed one */
+      const double f = peak_fp32_gops(), i8 = peak_int8_gops();
+      if (f > peak_f) peak_f = f;
+      if (i8 > peak_i) peak_i = i8;
+    }
+    peak_f *= cores;
+    peak_i *= cores;
+    printf("## GOPS (2 x MACs / median time) against the measured peak of %.0f cores: fp32 FMA %.1f GOPS, "
+           "int8 VNNI %.1f GOPS\n", cores, peak_f, peak_i);
+    printf("%-48s %6s %12s %10s %8s %7s\n", "OpType Kernel", "count", "GMACs", "total_us", "GOPS", "peak");
+    for (int g = 0; g < n_groups; ++g) {
+      double macs = 0, us = 0;
+      for (int l = 0; l < n_layers; ++l) {
+        char key[140];
+        snprintf(key, sizeof(key), "%s %s", layers[l].op, layers[l].kernel);
+        if (strcmp(key, groups[g].key) || layers[l].macs <= 0) continue;
+        macs += layers[l].macs;
+        us += layers[l].median;
+      }
+      if (macs <= 0 || us <= 0) continue;
+      const double r = 2.0 * macs / us / 1e3, peak = strstr(groups[g].key, "int8") ? peak_i : peak_f;
+      printf("%-48s %6d %12.3f %10.1f %8.1f %6.1f%%\n", groups[g].key, groups[g].count, macs / 1e9, us, r,
+             peak > 0 ? 100.0 * r / peak : 0.0);
+    }
+    printf("## GOPS per layer (layers with MACs, slowest first)\n");
+    for (int k = 0; k < n_layers; ++k) {
+      const Layer* L = &layers[order[k]];
+      if (L->macs <= 0 || L->median <= 0) continue;
+      const double r = 2.0 * L->macs / L->median / 1e3, peak = strstr(L->kernel, "int8") ? peak_i : peak_f;
+      printf("%s %10.1f %8.1f GOPS %6.1f%%\n", L->line, L->median, r, peak > 0 ? 100.0 * r / peak : 0.0);
+    }
+  }
 
   ret = rknn_destroy(ctx);
   if (ret != RKNN_SUCC) die("rknn_destroy", ret);

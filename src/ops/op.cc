@@ -1,5 +1,7 @@
 #include "ops/op.h"
 
+#include "graph/ir.h"
+
 namespace orknn {
 namespace {
 
@@ -44,5 +46,34 @@ const char* op_name(OpId id) {
 
 int op_count() { return kOpCount; }
 const OpDef* op_at(int i) { return (i >= 0 && i < kOpCount) ? &kOps[i] : nullptr; }
+
+}  // namespace orknn
+
+namespace orknn {
+
+int64_t node_macs(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 2 || n.outputs.empty() || n.inputs[0] < 0 || n.inputs[1] < 0 || n.outputs[0] < 0) return 0;
+  const Shape& a = g.tensor(n.inputs[0]).shape;
+  const Shape& b = g.tensor(n.inputs[1]).shape;
+  const Shape& y = g.tensor(n.outputs[0]).shape;
+  switch (n.op) {
+    case OpId::Conv:  // every output: (C_in / group) * kernel taps; weights [OC, IC/G, k...]
+    case OpId::ConvTranspose: {  // every input: (C_out / group) * taps; weights [IC, OC/G, k...]
+      if (b.size() < 3) return 0;
+      int64_t per = b[1];
+      for (size_t i = 2; i < b.size(); ++i) per *= b[i];
+      return (n.op == OpId::Conv ? shape_numel(y) : shape_numel(a)) * per;
+    }
+    case OpId::Gemm: {  // M x N outputs, K each
+      if (a.size() != 2 || y.size() != 2) return 0;
+      const int64_t k = n.attrs.get_int("transA", 0) ? a[0] : a[1];
+      return shape_numel(y) * k;
+    }
+    case OpId::MatMul:  // every output: K = the last dim of A
+      return a.empty() ? 0 : shape_numel(y) * a.back();
+    default:
+      return 0;
+  }
+}
 
 }  // namespace orknn

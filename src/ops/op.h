@@ -35,6 +35,9 @@ struct OpDef {
 const OpDef* find_op(OpId id);                // nullptr if the id is not in op_list.inc
 const OpDef* find_op(const std::string& name);  // by ONNX op type
 const char* op_name(OpId id);
+// Multiply-accumulates of one run of n after infer (Conv, ConvTranspose, Gemm, MatMul; 0 for the
+// other ops): the per-layer report's GOPS (RKNN_QUERY_PERF_DETAIL, bench/perf_detail --gops).
+int64_t node_macs(const Graph& g, const Node& n);
 int op_count();
 const OpDef* op_at(int i);
 

@@ -804,15 +804,18 @@ Status Context::query(int cmd, void* info, uint32_t size) {
         perf_detail_ = "per-layer timing is collected when rknn_init is given RKNN_FLAG_COLLECT_PERF_MASK\n";
       } else {
         // Layout: how the runtime holds the output between kernels (NCHW order, or blocked nChw16c).
-        perf_detail_ = strfmt("%-5s %-22s %-32s %-18s %-20s %-8s %10s\n", "ID", "OpType", "Name", "Kernel",
-                              "OutputShape", "Layout", "Time(us)");
+        // MACs: multiply-accumulates of the layer (convolutions and matrix products; 0 otherwise).
+        perf_detail_ = strfmt("%-5s %-22s %-32s %-18s %-20s %-8s %12s %10s\n", "ID", "OpType", "Name", "Kernel",
+                              "OutputShape", "Layout", "MACs", "Time(us)");
         int64_t total = 0;
         for (size_t i = 0; i < steps_.size(); ++i) {
           const Step& s = steps_[i];
-          perf_detail_ += strfmt("%-5zu %-22s %-32s %-18s %-20s %-8s %10lld\n", i, op_name(s.kctx.node->op),
+          perf_detail_ += strfmt("%-5zu %-22s %-32s %-18s %-20s %-8s %12lld %10lld\n", i, op_name(s.kctx.node->op),
                                  s.kctx.node->name.c_str(), s.kernel_name.c_str(),
                                  shape_str(s.kctx.out_tensor(0).shape).c_str(),
-                                 s.kctx.output_blocked(0) ? "nChw16c" : "plain", static_cast<long long>(s.last_us));
+                                 s.kctx.output_blocked(0) ? "nChw16c" : "plain",
+                                 static_cast<long long>(node_macs(model_->graph, *s.kctx.node)),
+                                 static_cast<long long>(s.last_us));
           total += s.last_us;
         }
         perf_detail_ += strfmt("Total operator time (us): %lld\n", static_cast<long long>(total));
