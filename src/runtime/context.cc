@@ -16,6 +16,7 @@
 #include "common/raw_enum.h"
 #include "graph/planner.h"
 #include "kernels/quant_util.h"
+#include "kernels/x86/quantize_avx512.h"
 #include "kernels/x86/silu_fusion.h"
 #include "model/model_io.h"
 #include "runtime/blocked_layout.h"
@@ -131,6 +132,29 @@ void round_output_to_fp16(float* data, size_t n, int threads) {
     const size_t parts = static_cast<size_t>(omp_get_num_threads()), t = static_cast<size_t>(omp_get_thread_num());
     const size_t begin = n * t / parts / 16 * 16, end = t + 1 == parts ? n : n * (t + 1) / parts / 16 * 16;
     round_to_fp16(data + begin, end - begin);
+  }
+}
+
+// Output tensor t (arena data, NCHW) -> dst in NCHW order: float32 when want_float, else the
+// reported type (FLOAT16 for float tensors, raw codes otherwise). Used by rknn_outputs_get and the
+// zero-copy outputs.
+void convert_output(const Tensor& t, const void* src, bool want_float, void* dst) {
+  const size_t count = static_cast<size_t>(t.numel());
+  if (want_float && t.dtype == DType::kF32) {
+    std::memcpy(dst, src, count * 4);
+  } else if (want_float && !t.quant.empty()) {
+    const QuantScalar q = per_tensor(t);
+    const int8_t* sq = static_cast<const int8_t*>(src);
+    float* y = static_cast<float*>(dst);
+    if (!x86_dequantize_s8_f32(sq, y, static_cast<int64_t>(count), q.scale, q.zp))
+      for (size_t k = 0; k < count; ++k) y[k] = dequantize_value(sq[k], q.scale, q.zp);
+  } else if (want_float) {
+    for (size_t k = 0; k < count; ++k)
+      static_cast<float*>(dst)[k] = static_cast<float>(load_elem(src, static_cast<rknn_tensor_type>(static_cast<int>(t.dtype)), k));
+  } else if (is_float(t.dtype)) {
+    fp32_to_fp16(static_cast<const float*>(src), static_cast<uint16_t*>(dst), count);
+  } else {
+    std::memcpy(dst, src, count * dtype_size(t.dtype));
   }
 }
 
@@ -583,6 +607,10 @@ Status Context::inputs_set(uint32_t n, const rknn_input* inputs) {
       }
     } else if (!nhwc && type == RKNN_TENSOR_FLOAT32 && t.dtype == DType::kF32) {
       std::memcpy(dst, in.buf, count * 4);  // the common float32 NCHW case: a copy
+    } else if (!nhwc && type == RKNN_TENSOR_FLOAT32 && quantize && t.dtype == DType::kI8 &&
+               x86_quantize_f32_s8(static_cast<const float*>(in.buf), static_cast<int8_t*>(dst),
+                                   static_cast<int64_t>(count), per_tensor(t).scale, per_tensor(t).zp)) {
+      // float32 NCHW into an int8 input: the vectorised quantize_value
     } else {
       const QuantScalar q = per_tensor(t);
       for (size_t i = 0; i < count; ++i) {
@@ -681,20 +709,7 @@ Status Context::outputs_get(uint32_t n, rknn_output* outputs) {
       o.buf = dst;
       o.size = static_cast<uint32_t>(need);
     }
-    if (o.want_float && t.dtype == DType::kF32) {
-      std::memcpy(dst, src, need);
-    } else if (o.want_float && !t.quant.empty()) {
-      const QuantScalar q = per_tensor(t);
-      const int8_t* sq = static_cast<const int8_t*>(src);
-      for (size_t k = 0; k < count; ++k) static_cast<float*>(dst)[k] = dequantize_value(sq[k], q.scale, q.zp);
-    } else if (o.want_float) {
-      for (size_t k = 0; k < count; ++k)
-        static_cast<float*>(dst)[k] = static_cast<float>(load_elem(src, static_cast<rknn_tensor_type>(static_cast<int>(t.dtype)), k));
-    } else if (is_float(t.dtype)) {
-      fp32_to_fp16(static_cast<const float*>(src), static_cast<uint16_t*>(dst), count);
-    } else {
-      std::memcpy(dst, src, need);
-    }
+    convert_output(t, src, o.want_float != 0, dst);
   }
   return Status::Ok();
 }
@@ -849,25 +864,6 @@ void set_nhwc_dims(const Shape& s, rknn_tensor_attr* a) {
   a->w_stride = static_cast<uint32_t>(s[3]);
 }
 
-// Output tensor t (arena data, NCHW) -> dst in NCHW order: float32 when want_float, else the
-// reported type (FLOAT16 for float tensors, raw codes otherwise). Same conversions as outputs_get.
-void convert_output(const Tensor& t, const void* src, bool want_float, void* dst) {
-  const size_t count = static_cast<size_t>(t.numel());
-  if (want_float && t.dtype == DType::kF32) {
-    std::memcpy(dst, src, count * 4);
-  } else if (want_float && !t.quant.empty()) {
-    const QuantScalar q = per_tensor(t);
-    const int8_t* sq = static_cast<const int8_t*>(src);
-    for (size_t k = 0; k < count; ++k) static_cast<float*>(dst)[k] = dequantize_value(sq[k], q.scale, q.zp);
-  } else if (want_float) {
-    for (size_t k = 0; k < count; ++k)
-      static_cast<float*>(dst)[k] = static_cast<float>(load_elem(src, static_cast<rknn_tensor_type>(static_cast<int>(t.dtype)), k));
-  } else if (is_float(t.dtype)) {
-    fp32_to_fp16(static_cast<const float*>(src), static_cast<uint16_t*>(dst), count);
-  } else {
-    std::memcpy(dst, src, count * dtype_size(t.dtype));
-  }
-}
 
 Nc1hwc2Geometry geometry_of(const Shape& s, int c2, int64_t w_stride) {
   Nc1hwc2Geometry g;

@@ -14,6 +14,8 @@
 
 #include "int8_test_helpers.h"
 #include "kernels/kernel.h"
+#include "kernels/quant_util.h"
+#include "kernels/x86/quantize_avx512.h"
 #include "ops/op.h"
 #include "testutil/op_harness.h"
 
@@ -85,6 +87,29 @@ void check_quantize(const Shape& shape, float scale, int32_t zp, uint32_t seed) 
     ASSERT_EQ(fast.outputs[0].bytes.size(), ref.outputs[0].bytes.size());
     EXPECT_EQ(fast.outputs[0].bytes, ref.outputs[0].bytes) << threads << " threads";
   }
+}
+
+// The same loops as the runtime uses them for rknn_inputs_set (float data into an int8 input) and
+// rknn_outputs_get (want_float of an int8 output): bit-exact with quantize_value /
+// dequantize_value, the scalar conversions they replace.
+TEST(QuantizeLinearX86, RuntimeConversionsMatchScalar) {
+  if (!cpu_ok()) GTEST_SKIP() << "CPU without AVX-512F/BW/VL";
+  for (float scale : kScales)
+    for (int32_t zp : kZeroPoints)
+      for (int64_t n : kSizes) {
+        SCOPED_TRACE(testing::Message() << "n " << n << " scale " << scale << " zp " << zp);
+        const std::vector<float> x = quantize_inputs(n, scale, 17);
+        std::vector<int8_t> fast(static_cast<size_t>(n)), slow(static_cast<size_t>(n));
+        ASSERT_TRUE(x86_quantize_f32_s8(x.data(), fast.data(), n, scale, zp));
+        for (int64_t i = 0; i < n; ++i) slow[static_cast<size_t>(i)] = quantize_value(x[static_cast<size_t>(i)], scale, zp);
+        EXPECT_EQ(fast, slow);
+        std::vector<float> back(static_cast<size_t>(n));
+        ASSERT_TRUE(x86_dequantize_s8_f32(fast.data(), back.data(), n, scale, zp));
+        for (int64_t i = 0; i < n; ++i) {
+          const float want = dequantize_value(fast[static_cast<size_t>(i)], scale, zp);
+          EXPECT_EQ(std::memcmp(&back[static_cast<size_t>(i)], &want, 4), 0) << "at " << i;
+        }
+      }
 }
 
 TEST(QuantizeLinearX86, MatchesReferenceBitForBit) {

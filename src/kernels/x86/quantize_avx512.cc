@@ -22,6 +22,7 @@
 #include <cstring>
 
 #include "kernels/kernel.h"
+#include "kernels/x86/quantize_avx512.h"
 #include "kernels/quant_util.h"
 
 namespace orknn {
@@ -176,6 +177,18 @@ class DequantizeAvx512 : public Kernel {
 };
 
 }  // namespace
+
+bool x86_quantize_f32_s8(const float* x, int8_t* y, int64_t n, float scale, int32_t zp) {
+  if (!cpu_has_avx512bwvl()) return false;
+  quantize_range(x, y, 0, n, scale, zp);
+  return true;
+}
+
+bool x86_dequantize_s8_f32(const int8_t* x, float* y, int64_t n, float scale, int32_t zp) {
+  if (!cpu_has_avx512bwvl()) return false;
+  dequantize_range(x, y, 0, n, scale, zp);
+  return true;
+}
 
 ORKNN_REGISTER_KERNEL(QuantizeLinear, "x86_quantize_int8", 10, supports_quantize, QuantizeAvx512);
 ORKNN_REGISTER_KERNEL(DequantizeLinear, "x86_dequantize_f32", 10, supports_dequantize, DequantizeAvx512);
