@@ -26,10 +26,11 @@ const dnnl::engine& cpu_engine();
 //   kPlain: the primitive runs on the NCHW buffers directly;
 //   kAny: oneDNN picks its layout (format_tag::any; NHWC for its brgemm convolutions), with
 //         reorders from/to NCHW at run time;
-//   kChannelBlocked16: nChw16c (and nCw16c/nCdhw16c), with reorders at run time.
+//   kChannelBlocked16: nChw16c (and nCw16c/nCdhw16c), with reorders at run time;
+//   kPlainToBlocked16: source NCHW, destination nChw16c (a convolution stem).
 // kAuto is the per-op choice measured in docs/kernels.md. The override exists for the
 // microbenchmark in bench/kernels.
-enum class ActLayout { kAuto = 0, kPlain = 1, kAny = 2, kChannelBlocked16 = 3 };
+enum class ActLayout { kAuto = 0, kPlain = 1, kAny = 2, kChannelBlocked16 = 3, kPlainToBlocked16 = 4 };
 void set_act_layout_override(ActLayout layout);  // kAuto restores the measured default
 ActLayout act_layout_override();
 
