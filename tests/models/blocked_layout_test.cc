@@ -28,10 +28,8 @@ void expect_blocked_matches_nchw(const std::string& name, size_t min_blocked) {
     SCOPED_TRACE(name + (precision == FloatPrecision::kFp16 ? " fp16" : " fp32"));
     ConvertOptions opts;
     opts.precision = precision;
-    Graph graph;
-    ASSERT_TRUE(convert_onnx(base + ".onnx", opts, &graph).ok());
     std::vector<uint8_t> model;
-    ASSERT_TRUE(write_model(graph, &model).ok());
+    ASSERT_NO_FATAL_FAILURE(convert_model(base + ".onnx", opts, &model));
     for (const char* threads : {"1", "2"}) {
       SCOPED_TRACE(std::string("threads ") + threads);
       const SetEnv t("OPENRKNN_NUM_THREADS", threads);

@@ -13,10 +13,24 @@
 #include <string>
 #include <vector>
 
+#include "converter/convert.h"
+#include "model/model_io.h"
 #include "rknn_api.h"
 
 namespace orknn {
 namespace model_test {
+
+// Converts the ONNX file with `opts` into .rknn bytes (*graph: the converted graph, when given).
+// Fails the test on any error.
+inline void convert_model(const std::string& onnx, const ConvertOptions& opts, std::vector<uint8_t>* model,
+                          Graph* graph = nullptr) {
+  Graph local;
+  Graph& g = graph ? *graph : local;
+  const Status st = convert_onnx(onnx, opts, &g);
+  ASSERT_TRUE(st.ok()) << "convert_onnx(" << onnx << "): " << st.message();
+  const Status w = write_model(g, model);
+  ASSERT_TRUE(w.ok()) << "write_model: " << w.message();
+}
 
 // $ORKNN_MODELS_DIR, or the default work directory of scripts/prepare_test_models.sh.
 inline std::string models_dir() {

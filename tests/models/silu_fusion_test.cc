@@ -29,9 +29,8 @@ TEST(SiluFusion, EfficientnetBitIdenticalToUnfused) {
     ConvertOptions opts;
     opts.precision = precision;
     Graph graph;
-    ASSERT_TRUE(convert_onnx(base + ".onnx", opts, &graph).ok());
     std::vector<uint8_t> model;
-    ASSERT_TRUE(write_model(graph, &model).ok());
+    ASSERT_NO_FATAL_FAILURE(convert_model(base + ".onnx", opts, &model, &graph));
     // The SiLU pairs, counted here from the graph: Sigmoid(x) read only by a Mul(x, .).
     size_t pairs = 0;
     for (const Node& sig : graph.nodes) {

@@ -173,6 +173,15 @@ std::vector<int8_t> naive_pool(bool is_max, const std::vector<int8_t>& x, int64_
   return y;
 }
 
+A pool_attrs(const Pool2d& c) {
+  return A()
+      .ints("kernel_shape", {c.kh, c.kw})
+      .ints("strides", {c.sh, c.sw})
+      .ints("pads", {c.pt, c.pl, c.pb, c.pr})
+      .ints("dilations", {c.dh, c.dw})
+      .i("ceil_mode", c.ceil);
+}
+
 TEST(QuantWindowPoolRef, MatchesNaiveLoop) {
   const std::vector<Pool2d> configs = {
       {2, 2, 2, 2, 0, 0, 0, 0, 0, 0},        {3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
@@ -190,12 +199,7 @@ TEST(QuantWindowPoolRef, MatchesNaiveLoop) {
     for (const Pool2d& c : configs) {
       for (const auto& [qx, qy] : params) {
         const std::vector<int8_t> x = random_i8(static_cast<size_t>(N * C * H * W), seed++);
-        A attrs = A()
-                      .ints("kernel_shape", {c.kh, c.kw})
-                      .ints("strides", {c.sh, c.sw})
-                      .ints("pads", {c.pt, c.pl, c.pb, c.pr})
-                      .ints("dilations", {c.dh, c.dw})
-                      .i("ceil_mode", c.ceil);
+        A attrs = pool_attrs(c);
         if (!is_max) attrs.i("count_include_pad", c.include_pad);
         OpResult r = run_pool(is_max ? OpId::MaxPool : OpId::AveragePool, attrs, q8({N, C, H, W}, x, qx), qy);
         ASSERT_OK(r.status);
@@ -233,12 +237,7 @@ TEST(QuantMaxPoolFast, FastKernelsMatchNaiveLoopBitExactly) {
       for (int threads : {1, 2}) {
         const QuantParams q = qp(0.07f, -9);
         const std::vector<int8_t> x = random_i8(static_cast<size_t>(N * C * H * W), seed++);
-        A attrs = A()
-                      .ints("kernel_shape", {c.kh, c.kw})
-                      .ints("strides", {c.sh, c.sw})
-                      .ints("pads", {c.pt, c.pl, c.pb, c.pr})
-                      .ints("dilations", {c.dh, c.dw})
-                      .i("ceil_mode", c.ceil);
+        const A attrs = pool_attrs(c);
         int64_t oh = 0, ow = 0;
         const std::vector<int8_t> want = naive_pool(true, x, N * C, H, W, c, q, q, &oh, &ow);
         OpResult best = run_op(OpId::MaxPool, attrs, {q8({N, C, H, W}, x, q)}, 1, "", threads, {q});
