@@ -64,11 +64,17 @@ TEST(BlockedLayout, Resnet18BitIdenticalToNchw) {
   expect_blocked_matches_nchw("resnet18", 10);
 }
 
-// SiLU pairs, squeeze-and-excitation blocks (broadcast Muls stay NCHW), channel counts that are
+// SiLU pairs, squeeze-and-excitation blocks (per-channel Muls in nChw16c), channel counts that are
 // not multiples of 16.
 TEST(BlockedLayout, EfficientnetB0BitIdenticalToNchw) {
   if (!has_avx512()) GTEST_SKIP() << "CPU without AVX-512";
-  expect_blocked_matches_nchw("efficientnet_b0", 5);
+  expect_blocked_matches_nchw("efficientnet_b0", 20);
+}
+
+// HardSwish / HardSigmoid squeeze-and-excitation blocks, global pooling on blocked inputs.
+TEST(BlockedLayout, MobilenetV3SmallBitIdenticalToNchw) {
+  if (!has_avx512()) GTEST_SKIP() << "CPU without AVX-512";
+  expect_blocked_matches_nchw("mobilenet_v3_small", 20);
 }
 
 }  // namespace

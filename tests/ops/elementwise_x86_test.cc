@@ -99,8 +99,9 @@ TEST(ElementwiseX86, BinaryOpsAreBitIdenticalToReference) {
 }
 
 // Blocked activations (kernel.h BlockedIo): the element-wise kernels take nChw16c when every
-// activation of the node is in it (kUniform), and a broadcast (per-channel scalar) keeps NCHW; the
-// reference's unary kernels (Relu here) do the same. Results bit-identical to the NCHW run.
+// activation of the node is in it (kUniform): same shapes, scalars and per-channel operands; other
+// broadcasts keep NCHW. The reference's unary kernels (Relu here) do the same. Results
+// bit-identical to the NCHW run.
 TEST(ElementwiseX86, BlockedActivationsOnlyWhenUniform) {
   if (!fast_available()) GTEST_SKIP() << "CPU without AVX-512F";
   const Shape x{2, 32, 5, 7};
@@ -115,7 +116,17 @@ TEST(ElementwiseX86, BlockedActivationsOnlyWhenUniform) {
   const std::vector<Case> cases = {
       {OpId::Add, {TensorData::f32(x, a), TensorData::f32(x, b)}, kFast, 3},
       {OpId::Div, {TensorData::f32(x, a), TensorData::f32(x, b)}, kFast, 3},
+      // Per-channel scales (squeeze-and-excitation): blocked, either operand order.
       {OpId::Mul, {TensorData::f32(x, a), TensorData::f32({2, 32, 1, 1}, std::vector<float>(b.begin(), b.begin() + 64))},
+       kFast, 3},
+      {OpId::Sub, {TensorData::f32({2, 32, 1, 1}, std::vector<float>(b.begin(), b.begin() + 64)), TensorData::f32(x, a)},
+       kFast, 3},
+      // A constant [C,1,1] against one image: blocked around it.
+      {OpId::Div, {TensorData::f32({1, 32, 5, 7}, std::vector<float>(a.begin(), a.begin() + 32 * 35)),
+                   TensorData::f32({32, 1, 1}, std::vector<float>(b.begin(), b.begin() + 32), true)},
+       kFast, 2},
+      // Per (image, channel, row) values are not a channel block: NCHW.
+      {OpId::Add, {TensorData::f32(x, a), TensorData::f32({2, 32, 5, 1}, std::vector<float>(b.begin(), b.begin() + 320))},
        kFast, 0},
       {OpId::Sigmoid, {TensorData::f32(x, a)}, kFast, 2},
       {OpId::Relu, {TensorData::f32(x, a)}, "ref", 2},

@@ -225,6 +225,26 @@ __attribute__((target("avx512f"))) void binary_block(const float* a, const float
   }
 }
 
+// [N,C,1,1] (or [C,1,1] / [1,C,1,1] when N = 1) against a 4-D output [N,C,H,W] with C a multiple of
+// 16: one value per (image, channel), the same bytes in NCHW and nChw16c.
+bool per_channel_operand(const Shape& in, const Shape& y) {
+  if (y.size() != 4 || y[1] % 16 != 0) return false;
+  if (in == Shape{y[0], y[1], 1, 1}) return true;
+  return y[0] == 1 && (in == Shape{y[1], 1, 1} || in == Shape{1, y[1], 1, 1});
+}
+
+// One (image, 16-channel) block of an nChw16c operand: `pixels` vectors of 16 channels, each
+// combined with the block's 16 per-channel values. full_first: the full operand is the node's first.
+template <BinOp kOp>
+__attribute__((target("avx512f"))) void binary_channel_block(const float* full, const float* chan, float* y,
+                                                             int64_t pixels, bool full_first, bool round_fp16) {
+  const __m512 c = _mm512_loadu_ps(chan);
+  for (int64_t p = 0; p < pixels; ++p) {
+    const __m512 v = _mm512_loadu_ps(full + p * 16);
+    _mm512_storeu_ps(y + p * 16, maybe_round_fp16(full_first ? apply<kOp>(v, c) : apply<kOp>(c, v), round_fp16));
+  }
+}
+
 template <BinOp kOp>
 class BinaryF32Avx512 : public Kernel {
  public:
@@ -232,18 +252,35 @@ class BinaryF32Avx512 : public Kernel {
     geo_ = broadcast_blocks(ctx.in_tensor(0).shape, ctx.in_tensor(1).shape, ctx.out_tensor(0).shape);
     if (!geo_.ok) return ORKNN_ERR(kFail, "node '%s': avx512_f32 binary kernel given unsupported shapes",
                                    ctx.node->name.c_str());
+    // A per-channel operand against an nChw16c one: the blocks are (image, 16 channels).
+    const Shape& ys = ctx.out_tensor(0).shape;
+    blocked_channels_ = ctx.output_blocked(0) && !(geo_.a_full && geo_.b_full) &&
+                        per_channel_operand(geo_.a_full ? ctx.in_tensor(1).shape : ctx.in_tensor(0).shape, ys);
+    if (blocked_channels_) {
+      batch_ = ys[0];
+      channels_ = ys[1];
+      pixels_ = ys[2] * ys[3];
+    }
     return Status::Ok();
   }
   bool rounds_fp16_outputs() const override { return true; }
-  // Same shapes, two activations: element-wise over the bytes, so any layout the three share.
-  // Broadcasts index NCHW blocks and stay NCHW.
+  // Element-wise over the bytes, so any layout the operands share: same shapes (two activations),
+  // or a scalar. A per-channel operand ([N,C,1,1], or [C,1,1] / [1,C,1,1] with N = 1: the same
+  // bytes in either layout) against a 4-D one also, with run_blocked() when that one is nChw16c
+  // (squeeze-and-excitation scales). Other broadcasts index NCHW blocks and stay NCHW.
   BlockedIo blocked_io(const Graph& g, const Node& n) const override {
     const Tensor& a = g.tensor(n.inputs[0]);
     const Tensor& b = g.tensor(n.inputs[1]);
-    const bool same = a.shape == b.shape && a.shape == g.tensor(n.outputs[0]).shape;
-    return same && !a.is_const() && !b.is_const() ? BlockedIo::kUniform : BlockedIo::kNone;
+    const Shape& y = g.tensor(n.outputs[0]).shape;
+    if (a.shape == y && b.shape == y) return !a.is_const() && !b.is_const() ? BlockedIo::kUniform : BlockedIo::kNone;
+    const Tensor& full = a.shape == y ? a : b;
+    const Tensor& other = a.shape == y ? b : a;
+    if (full.shape != y || full.is_const()) return BlockedIo::kNone;
+    if (other.numel() == 1) return BlockedIo::kUniform;
+    return per_channel_operand(other.shape, y) ? BlockedIo::kUniform : BlockedIo::kNone;
   }
   void run(const KernelContext& ctx) override {
+    if (blocked_channels_) return run_blocked(ctx);
     const float* a = ctx.in<float>(0);
     const float* b = ctx.in<float>(1);
     float* y = ctx.out<float>(0);
@@ -268,6 +305,28 @@ class BinaryF32Avx512 : public Kernel {
 
  private:
   BroadcastBlocks geo_;
+  bool blocked_channels_ = false;
+  int64_t batch_ = 0, channels_ = 0, pixels_ = 0;
+
+  // y (nChw16c) = op(full, per-channel), operands in the node's order.
+  void run_blocked(const KernelContext& ctx) {
+    const float* full = ctx.in<float>(geo_.a_full ? 0 : 1);
+    const float* chan = ctx.in<float>(geo_.a_full ? 1 : 0);
+    float* y = ctx.out<float>(0);
+    const int64_t blocks = batch_ * (channels_ / 16);
+    auto range = [&](int64_t b0, int64_t b1) {
+      for (int64_t blk = b0; blk < b1; ++blk)
+        binary_channel_block<kOp>(full + blk * pixels_ * 16, chan + blk * 16, y + blk * pixels_ * 16, pixels_,
+                                  geo_.a_full, ctx.round_fp16);
+    };
+    const int nt = threads_for(blocks * pixels_ * 16, ctx.num_threads);
+    if (nt <= 1) return range(0, blocks);
+#pragma omp parallel num_threads(nt)
+    {
+      const int parts = omp_get_num_threads(), t = omp_get_thread_num();
+      range(blocks * t / parts, blocks * (t + 1) / parts);
+    }
+  }
 };
 
 // ------------------------------------------------------------------------- BatchNormalization
