@@ -632,6 +632,38 @@ INSTANTIATE_TEST_SUITE_P(Matrix, GlobalPoolFastVsRef, ::testing::ValuesIn(global
                            return std::to_string(i.index) + (i.param.max ? "_max_" : "_avg_") + vec_str(i.param.x);
                          });
 
+// ----------------------------------------------------------------- ConvTranspose 2x2 stride 2
+
+// The hand-written 2x2 stride-2 deconvolution (kernels/x86/deconv2x2_avx512.cc): channel counts
+// around its 4-channel blocks, widths around its 16-pixel vectors, batch, bias, activations; and
+// the nodes it leaves to the other kernels.
+TEST(Deconv2x2X86, MatchesReference) {
+  REQUIRE_REFERENCE(OpId::ConvTranspose);
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  int ran = 0;
+  for (int64_t ic : {1, 5, 24})
+    for (int64_t oc : {1, 3, 4, 6, 24})
+      for (int64_t w : {1, 16, 17, 40}) {
+        const ActCase& act = kActs[static_cast<size_t>(ic + oc + w) % 7];  // not Sigmoid (declined)
+        ConvCase p{w == 17 ? 2 : 1, ic, oc, 1, {3 + w % 4, w}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, oc != 3, act};
+        expect_fast_matches_ref(OpId::ConvTranspose, conv_attrs(p), conv_inputs(p, true, 61 + static_cast<uint32_t>(ran)),
+                                "x86_deconv2x2_f32", conv_name(p));
+        ++ran;
+      }
+  EXPECT_EQ(ran, 60);
+  const std::vector<ConvCase> others = {
+      {1, 8, 8, 1, {6, 6}, {2, 2}, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, kActs[0]},  // pads
+      {1, 8, 8, 1, {6, 6}, {2, 2}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[0]},  // stride 1
+      {1, 8, 8, 1, {6, 6}, {3, 3}, {2, 2}, {1, 1}, {0, 0, 0, 0}, true, kActs[0]},  // 3x3
+      {1, 8, 8, 2, {6, 6}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, true, kActs[0]},  // groups
+  };
+  for (const ConvCase& p : others) {
+    OpResult r = test::run_op(OpId::ConvTranspose, conv_attrs(p), conv_inputs(p, true, 7), 1, "");
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+    EXPECT_NE(r.kernel_name, "x86_deconv2x2_f32") << conv_name(p);
+  }
+}
+
 // ------------------------------------------------------------------------ Blocked activations
 
 // The oneDNN kernels with the runtime's blocked activations (nChw16c where the channel count is a
@@ -704,8 +736,12 @@ TEST(FastKernelSelection, CommonNodesPickOnednn) {
     cases.push_back({OpId::Conv, conv_attrs(p), conv_inputs(p, false, 1), "onednn_conv_f32"});
     ConvCase dw{1, 32, 32, 32, {14, 14}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, kActs[3]};
     cases.push_back({OpId::Conv, conv_attrs(dw), conv_inputs(dw, false, 2), "onednn_conv_f32"});
-    ConvCase up{1, 8, 4, 1, {7, 7}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, false, kActs[0]};
+    ConvCase up{1, 8, 4, 1, {7, 7}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, false, kActs[0]};
     cases.push_back({OpId::ConvTranspose, conv_attrs(up), conv_inputs(up, true, 3), "onednn_deconv_f32"});
+    if (__builtin_cpu_supports("avx512f")) {  // 2x2 stride 2: the hand-written kernel
+      ConvCase up2{1, 8, 4, 1, {7, 7}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, false, kActs[0]};
+      cases.push_back({OpId::ConvTranspose, conv_attrs(up2), conv_inputs(up2, true, 3), "x86_deconv2x2_f32"});
+    }
   }
   {
     GemmCase fc{1, 512, 1000, false, true, 1.f, 1.f, 2, true, true, kActs[0]};

@@ -109,6 +109,26 @@ TEST(FusedFp16Rounding, SigmoidAndBinaryOps) {
   }
 }
 
+TEST(FusedFp16Rounding, Deconv2x2) {
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  for (int64_t oc : {1, 6}) {
+    Graph g;
+    const std::vector<float> w = awkward_values(static_cast<size_t>(5 * oc * 4), 21), b = awkward_values(static_cast<size_t>(oc), 22);
+    Node n;
+    n.op = OpId::ConvTranspose;
+    n.name = "up";
+    n.inputs = {g.add_tensor("x", {2, 5, 9, 37}, DType::kF32),
+                g.add_const("w", {5, oc, 2, 2}, DType::kF32, w.data(), w.size() * 4),
+                g.add_const("b", {oc}, DType::kF32, b.data(), b.size() * 4)};
+    n.outputs = {g.add_tensor("y", {2, oc, 18, 74}, DType::kF32)};
+    n.attrs.set_ints("kernel_shape", {2, 2});
+    n.attrs.set_ints("strides", {2, 2});
+    n.attrs.set_ints("pads", {0, 0, 0, 0});
+    n.attrs.set_ints("dilations", {1, 1});
+    expect_fused_rounding(g, n, "x86_deconv2x2_f32", {awkward_values(2 * 5 * 9 * 37, 23)});
+  }
+}
+
 TEST(FusedFp16Rounding, BatchNorm) {
   if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   Graph g;
