@@ -254,6 +254,46 @@ TEST(ElementwiseX86, SigmoidWithinUlpsOfReference) {
 
 bool vbmi_available() { return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi"); }
 
+// Softmax along the last axis: within the float tolerance of the reference (another exp, another
+// summation order), rows with -inf, large values, a NaN (the row becomes NaN), vector tails; the
+// axis must be innermost (else the reference runs).
+TEST(ElementwiseX86, SoftmaxWithinToleranceOfReference) {
+  if (!fast_available()) GTEST_SKIP() << "CPU without AVX-512F";
+  for (const Shape& shape : {Shape{1, 40, 6625}, Shape{3, 17}, Shape{2, 4, 16}, Shape{5, 1}, Shape{2, 33, 1, 1}}) {
+    SCOPED_TRACE(shape_str(shape));
+    const int64_t axis = shape.size() == 4 ? 1 : static_cast<int64_t>(shape.size()) - 1;
+    const int64_t len = shape[static_cast<size_t>(axis)];
+    std::vector<float> x = test::random_floats(static_cast<size_t>(shape_numel(shape)), 31, -8.f, 8.f);
+    if (x.size() > 40) {
+      x[3] = -std::numeric_limits<float>::infinity();
+      x[5] = 90.f;  // exp(90) overflows float: the max shift must be applied first
+      x[static_cast<size_t>(len) + 2] = std::numeric_limits<float>::quiet_NaN();  // row 1 becomes NaN
+    }
+    Attrs a;
+    a.set_int("axis", axis);
+    const OpResult ref = test::run_op(OpId::Softmax, a, {TensorData::f32(shape, x)}, 1, "ref");
+    ASSERT_TRUE(ref.status.ok()) << ref.status.message();
+    const std::vector<float> want = out_f32(ref);
+    for (int threads : {1, 2}) {
+      const OpResult got = test::run_op(OpId::Softmax, a, {TensorData::f32(shape, x)}, 1, "", threads);
+      ASSERT_TRUE(got.status.ok()) << got.status.message();
+      EXPECT_EQ(got.kernel_name, kFast);
+      const std::vector<float> have = out_f32(got);
+      size_t bad = 0;
+      for (size_t i = 0; i < want.size(); ++i) {
+        if (std::isnan(want[i]) != std::isnan(have[i])) ++bad;
+        else if (!std::isnan(want[i]) && !(std::fabs(want[i] - have[i]) <= 2e-6f)) ++bad;  // outputs in [0, 1]
+      }
+      EXPECT_EQ(bad, 0u) << threads << " threads";
+    }
+  }
+  Attrs mid;
+  mid.set_int("axis", 1);  // slices not contiguous: the reference
+  const OpResult r = test::run_op(OpId::Softmax, mid, {TensorData::f32({2, 3, 4}, test::random_floats(24, 3))}, 1, "");
+  ASSERT_TRUE(r.status.ok());
+  EXPECT_EQ(r.kernel_name, "ref");
+}
+
 TEST(ElementwiseX86, QuantizedUnaryTableIsBitExactWithReference) {
   if (!vbmi_available()) GTEST_SKIP() << "no AVX-512 VBMI";
   struct Case {
