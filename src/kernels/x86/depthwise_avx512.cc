@@ -558,6 +558,9 @@ class DepthwiseF32 : public Kernel {
     blocked_ = ctx.input_blocked(0);
     if (blocked_ != ctx.output_blocked(0))
       return ORKNN_ERR(kFail, "Conv '%s': input and output must share their layout", ctx.node->name.c_str());
+    if (blocked_ && geo_.channels % kLanes != 0)
+      return ORKNN_ERR(kFail, "Conv '%s': nChw16c activations need a multiple of 16 channels, not %lld",
+                       ctx.node->name.c_str(), static_cast<long long>(geo_.channels));
     if (blocked_) {  // taps as 16-channel vectors, [block][tap][lane]; bias [block][lane]
       const int64_t blocks = geo_.channels / kLanes, taps = geo_.kh * geo_.kw;
       block_w_.resize(static_cast<size_t>(blocks * taps * kLanes));
