@@ -290,7 +290,9 @@ Status Context::set_internal_mem(rknn_tensor_mem* mem) {
   set_plans_.clear();  // other shape sets' kernels point into the previous block
   steps_.clear();
   scratch_.reset();    // every kernel that asked for scratch is gone
-  return build_steps();  // the kernels' tensor pointers point into the new block
+  Status st = build_steps();  // the kernels' tensor pointers point into the new block
+  if (!st.ok()) internal_mem_ = nullptr;  // not runnable until a block is set that plans
+  return st;
 }
 
 Status Context::set_weight_mem(rknn_tensor_mem* mem) {
@@ -422,9 +424,12 @@ Status Context::build_steps() {
   }
   for (Step& s : steps_) {
     Status st = s.kernel->prepare(s.kctx);
-    if (!st.ok())
-      return ORKNN_ERR(kInvalidModel, "node '%s' (%s): kernel %s: %s", s.kctx.node->name.c_str(),
-                       op_name(s.kctx.node->op), s.kernel_name.c_str(), st.message().c_str());
+    if (!st.ok()) {
+      Status err = ORKNN_ERR(kInvalidModel, "node '%s' (%s): kernel %s: %s", s.kctx.node->name.c_str(),
+                             op_name(s.kctx.node->op), s.kernel_name.c_str(), st.message().c_str());
+      steps_.clear();  // no half-prepared plan is ever run
+      return err;
+    }
   }
   if (!scratch_.allocate())
     return ORKNN_ERR(kNoMemory, "cannot allocate the kernels' %zu-byte scratch buffer", scratch_.bytes());
