@@ -1,14 +1,12 @@
 #include "testutil/op_harness.h"
 
+#include "runtime/blocked_layout.h"
+
 #include <cmath>
 
 namespace orknn::test {
 
 namespace {
-
-bool blockable(const Tensor& t) {
-  return !t.is_const() && t.dtype == DType::kF32 && t.shape.size() == 4 && t.shape[1] % 16 == 0 && t.numel() > 0;
-}
 
 // NCHW <-> nChw16c (C a multiple of 16).
 void convert_blocked(const Shape& s, const float* src, float* dst, bool to_blocked) {
@@ -82,17 +80,14 @@ OpResult run_op_impl(OpId op, const Attrs& attrs, const std::vector<TensorData>&
     out_bufs[i].assign(g.tensor(n.outputs[i]).nbytes() + 64, 0);
     ctx.outputs.push_back(out_bufs[i].data());
   }
-  if (blocked_count) {  // the runtime's rule (runtime/blocked_layout.cc) for a one-node graph
+  if (blocked_count) {  // the runtime's own choice (runtime/blocked_layout.h) for the one-node graph
     *blocked_count = 0;
-    const BlockedIo io = k->blocked_io(g, n);
-    bool all = true;
-    for (int t : n.inputs)
-      if (t >= 0 && !g.tensor(t).is_const() && !blockable(g.tensor(t))) all = false;
-    for (int t : n.outputs)
-      if (!blockable(g.tensor(t))) all = false;
+    Graph one = g;
+    one.nodes = {n};
+    const std::vector<uint8_t> blocked = choose_blocked_tensors(one, {k->blocked_io(g, n)});
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const int t = n.inputs[i];
-      const bool b = t >= 0 && blockable(g.tensor(t)) && (io == BlockedIo::kEach || (io == BlockedIo::kUniform && all));
+      const bool b = t >= 0 && blocked[static_cast<size_t>(t)];
       ctx.in_blocked.push_back(b);
       if (!b) continue;
       std::vector<uint8_t> plain = in_bufs[i];
@@ -101,7 +96,7 @@ OpResult run_op_impl(OpId op, const Attrs& attrs, const std::vector<TensorData>&
       ++*blocked_count;
     }
     for (int t : n.outputs) {
-      const bool b = blockable(g.tensor(t)) && (io == BlockedIo::kEach || (io == BlockedIo::kUniform && all));
+      const bool b = blocked[static_cast<size_t>(t)] != 0;
       ctx.out_blocked.push_back(b);
       *blocked_count += b;
     }
