@@ -230,17 +230,10 @@ class ConvKernel final : public OnednnKernel {
       return ORKNN_ERR(kInvalidModel, "%s (%s): attributes/shapes not supported by the oneDNN kernel",
                        ctx.node->name.c_str(), op_name(ctx.node->op));
     const bool stem_to_blocked = ctx.output_blocked(0) && !ctx.input_blocked(0) && geo.weights[geo.group > 1 ? 2 : 1] < 16;
-    auto pd = select_pd<kTransposed>(*ctx.node, geo, stem_to_blocked);
-    if constexpr (!kTransposed) {
-      if (ctx.round_fp16 && winograd_candidate(geo)) {
-        try {
-          auto wino = make_pd<false>(*ctx.node, geo, ActLayout::kAny, /*winograd=*/true);
-          if (!is_reference_impl(wino)) pd = wino;
-        } catch (const dnnl::error&) {
-          // not served (e.g. a post-op the Winograd implementations lack): keep the direct one
-        }
-      }
-    }
+    auto pd = preferred_pd(
+        !kTransposed && ctx.round_fp16 && winograd_candidate(geo),
+        [&] { return make_pd<kTransposed>(*ctx.node, geo, ActLayout::kAny, /*winograd=*/true); },
+        [&] { return select_pd<kTransposed>(*ctx.node, geo, stem_to_blocked); });
     set_impl_name(pd);
 
     // The arena's layout of each activation: NCHW, or nChw16c where the runtime keeps it blocked.

@@ -42,6 +42,7 @@
 
 #include "common/log.h"
 #include "kernels/onednn/int8_common.h"
+#include "kernels/parallel.h"
 #include "kernels/onednn/onednn_common.h"
 
 namespace orknn::onednn {
@@ -299,9 +300,6 @@ constexpr int64_t kDefaultBandAccBytes = 256 * 1024;
 constexpr int64_t kWholeImageBands = 4;
 int64_t g_band_acc_bytes = kDefaultBandAccBytes;
 
-// Thread slots prepared for: the most threads run() may be asked for without a new prepare (a
-// core mask change updates ctx.num_threads only).
-int band_thread_slots(int requested) { return std::max({1, requested, omp_get_num_procs()}); }
 
 template <bool kTransposed>
 bool supports_conv_int8(const Graph& g, const Node& n) {
@@ -375,17 +373,17 @@ class ConvInt8 final : public OnednnKernel {
     const int64_t rows_per_run = w_unpadded ? g.in[1] : 1;
     const int64_t runs_per_slice = g.in[1] / rows_per_run;
     const int64_t runs = g.batch * g.in[0] * runs_per_slice;
-    const int nt = ctx.num_threads > 0 ? ctx.num_threads : 1;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && runs > 1)
-    for (int64_t r = 0; r < runs; ++r) {
-      const int64_t h = (r % runs_per_slice) * rows_per_run;
-      const int64_t dz = (r / runs_per_slice) % g.in[0];
-      const int64_t b = r / (runs_per_slice * g.in[0]);
-      const int8_t* in = x + b * c * plane + (dz * g.in[1] + h) * g.in[2];
-      uint8_t* out = buf + b * image + (dz + g.pack_pad[0]) * slice + (h + g.pack_pad[1]) * row_px +
-                     g.pack_pad[2] * c;
-      x86::planar_to_u8_channels_last(in, c, rows_per_run * g.in[2], plane, out, c);
-    }
+    parallel_ranges(runs, ctx.num_threads, [&](int64_t r0, int64_t r1, int) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t h = (r % runs_per_slice) * rows_per_run;
+        const int64_t dz = (r / runs_per_slice) % g.in[0];
+        const int64_t b = r / (runs_per_slice * g.in[0]);
+        const int8_t* in = x + b * c * plane + (dz * g.in[1] + h) * g.in[2];
+        uint8_t* out = buf + b * image + (dz + g.pack_pad[0]) * slice + (h + g.pack_pad[1]) * row_px +
+                       g.pack_pad[2] * c;
+        x86::planar_to_u8_channels_last(in, c, rows_per_run * g.in[2], plane, out, c);
+      }
+    });
   }
 
   void after_steps(const KernelContext& ctx) override {
@@ -401,14 +399,15 @@ class ConvInt8 final : public OnednnKernel {
     const int64_t chunk = std::max<int64_t>(64, (pixels / (4 * nt) + 15) / 16 * 16);
     const int64_t per_image = (pixels + chunk - 1) / chunk;
     const int64_t jobs = geo_.batch * per_image;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && jobs > 1)
-    for (int64_t j = 0; j < jobs; ++j) {
-      const int64_t b = j / per_image, p0 = (j % per_image) * chunk;
-      const int64_t np = std::min(chunk, pixels - p0);
-      int32_t* a = acc + (b * pixels + p0) * oc;
-      if (kTransposed) add_wrapping(a, comp_map_.data() + p0 * oc, np * oc);
-      x86::requant_to_planar(a, np, oc, oc, y + b * oc * pixels + p0, pixels, requant_);
-    }
+    parallel_ranges(jobs, nt, [&](int64_t j0, int64_t j1, int) {
+      for (int64_t j = j0; j < j1; ++j) {
+        const int64_t b = j / per_image, p0 = (j % per_image) * chunk;
+        const int64_t np = std::min(chunk, pixels - p0);
+        int32_t* a = acc + (b * pixels + p0) * oc;
+        if (kTransposed) add_wrapping(a, comp_map_.data() + p0 * oc, np * oc);
+        x86::requant_to_planar(a, np, oc, oc, y + b * oc * pixels + p0, pixels, requant_);
+      }
+    });
   }
 
  private:
@@ -480,7 +479,7 @@ class ConvInt8 final : public OnednnKernel {
         }
       size_t scratch = 0;
       for (const BandShape& sh : shapes) scratch = std::max(scratch, sh.scratch_bytes);
-      std::vector<BandSlot> slots(static_cast<size_t>(band_thread_slots(ctx.num_threads)));
+      std::vector<BandSlot> slots(static_cast<size_t>(thread_slots(ctx.num_threads)));
       for (BandSlot& sl : slots) {
         sl.acc[0] = owned(band_dst_md_[0]);
         sl.acc[1] = wrap(band_dst_md_[shapes.size() - 1], sl.acc[0].get_data_handle());

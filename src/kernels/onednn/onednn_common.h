@@ -148,6 +148,22 @@ inline bool is_reference_impl(const dnnl::primitive_desc_base& pd) {
   return impl.compare(0, 3, "ref") == 0;
 }
 
+// The descriptor make_preferred() builds when `want` and oneDNN serves it with an optimised
+// implementation; otherwise make_fallback()'s, built only then (one descriptor's start-up work,
+// not two). A preferred configuration oneDNN rejects (e.g. a post-op that implementation lacks)
+// or serves only with "ref:any" falls back.
+template <typename Preferred, typename Fallback>
+auto preferred_pd(bool want, Preferred&& make_preferred, Fallback&& make_fallback) -> decltype(make_fallback()) {
+  if (want) {
+    try {
+      auto pd = make_preferred();
+      if (!is_reference_impl(pd)) return pd;
+    } catch (const dnnl::error&) {
+    }
+  }
+  return make_fallback();
+}
+
 // supports() helper: `make_pd` builds the primitive descriptor the kernel would use. False if
 // oneDNN rejects the configuration or serves it only with a reference implementation.
 template <typename Fn> bool probe_ok(Fn&& make_pd) {

@@ -157,14 +157,9 @@ class Pool final : public OnednnKernel {
     const memory::data_type dt =
         ctx.in_tensor(0).dtype == DType::kI8 ? memory::data_type::s8 : memory::data_type::f32;
     const bool in_blocked = ctx.input_blocked(0), out_blocked = ctx.output_blocked(0);
-    auto pd = pool_pd(s, dt);
-    if (in_blocked || out_blocked) {  // pool in nChw16c; reorders only for a side that is NCHW
-      try {
-        auto blocked = pool_pd(s, dt, true);
-        if (!is_reference_impl(blocked)) pd = blocked;
-      } catch (const dnnl::error&) {
-      }
-    }
+    // Pool in nChw16c when a side is blocked: reorders only for a side that is NCHW.
+    auto pd = preferred_pd(
+        in_blocked || out_blocked, [&] { return pool_pd(s, dt, true); }, [&] { return pool_pd(s, dt); });
     set_impl_name(pd);
     // The arena's layouts; reorders around the primitive where it works in another one.
     memory src = reorder_in(wrap(in_blocked ? blocked16_f32(s.src) : plain_desc(s.src, dt), ctx.inputs[0]), pd.src_desc());
@@ -241,14 +236,8 @@ class GlobalPoolF32 final : public OnednnKernel {
     }
     // Reduce in nChw16c when the source is blocked and oneDNN has a real implementation for it;
     // otherwise in NCHW, with reorders for the blocked sides.
-    auto pd = global_pd(s, ctx.node->op);
-    if (in_blocked) {
-      try {
-        auto blocked = global_pd(s, ctx.node->op, true);
-        if (!is_reference_impl(blocked)) pd = blocked;
-      } catch (const dnnl::error&) {
-      }
-    }
+    auto pd = preferred_pd(
+        in_blocked, [&] { return global_pd(s, ctx.node->op, true); }, [&] { return global_pd(s, ctx.node->op); });
     set_impl_name(pd);
     memory in = reorder_in(src, pd.src_desc());
     memory out = reorder_out_buffer(dst, pd.dst_desc());

@@ -14,7 +14,6 @@
 // AVX-512; supports() checks the CPU at run time.
 #include <immintrin.h>
 
-#include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -24,6 +23,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #include "kernels/kernel.h"
+#include "kernels/parallel.h"
 #include "kernels/ref/binary_int8.h"
 #include "kernels/x86/broadcast_blocks.h"
 #include "ops/quant_infer.h"
@@ -115,20 +115,20 @@ class QuantBinaryAvx512 : public Kernel {
     int8_t* y = ctx.out<int8_t>(0);
     const BroadcastBlocks& g = blocks_;
     const int64_t total = g.outer * g.inner;
-    const int nt = static_cast<int>(
-        std::min<int64_t>(std::max(1, ctx.num_threads), std::max<int64_t>(1, total / kMinElementsPerThread)));
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-      const int parts = omp_get_num_threads(), t = omp_get_thread_num();
-      if (g.outer >= parts) {  // whole blocks per thread
-        for (int64_t o = g.outer * t / parts; o < g.outer * (t + 1) / parts; ++o)
+    const int nt = threads_for(total, kMinElementsPerThread, ctx.num_threads);
+    if (g.outer >= nt) {  // whole blocks per thread
+      parallel_ranges(g.outer, nt, [&](int64_t ob, int64_t oe, int) {
+        for (int64_t o = ob; o < oe; ++o)
           quant_binary_block<kKind>(a, b, y, o, g.inner, 0, g.inner, g.a_full, g.b_full, p_);
-      } else {  // few large blocks: split each block into 16-aligned parts
-        const int64_t vecs = (g.inner + 15) / 16;
-        const int64_t ib = std::min(g.inner, vecs * t / parts * 16), ie = std::min(g.inner, vecs * (t + 1) / parts * 16);
-        for (int64_t o = 0; o < g.outer; ++o)
-          quant_binary_block<kKind>(a, b, y, o, g.inner, ib, ie, g.a_full, g.b_full, p_);
-      }
+      });
+    } else {  // few large blocks: split each block into 16-aligned parts
+      parallel_ranges(
+          g.inner, nt,
+          [&](int64_t ib, int64_t ie, int) {
+            for (int64_t o = 0; o < g.outer; ++o)
+              quant_binary_block<kKind>(a, b, y, o, g.inner, ib, ie, g.a_full, g.b_full, p_);
+          },
+          16);
     }
   }
 

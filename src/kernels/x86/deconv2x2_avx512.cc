@@ -11,7 +11,6 @@
 // with fused multiply-adds). In fp16 mode the output is rounded in registers (rounds_fp16_outputs).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 false positive in its AVX-512 headers
 #include <immintrin.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -21,6 +20,7 @@
 #include <vector>
 
 #include "kernels/kernel.h"
+#include "kernels/parallel.h"
 #include "kernels/ref/activation.h"
 #include "kernels/x86/fused_act_avx512.h"
 
@@ -150,7 +150,7 @@ class Deconv2x2F32 : public Kernel {
     const int64_t oc_blocks = (geo_.oc + kMaxOc - 1) / kMaxOc;
     // Jobs are (image, input row); every channel block of a row runs while the row is in L1.
     const int64_t jobs = geo_.batch * geo_.h;
-    auto range = [&](int64_t j0, int64_t j1) {
+    parallel_ranges(jobs, ctx.num_threads, [&](int64_t j0, int64_t j1, int) {
       for (int64_t job = j0; job < j1; ++job) {
         const int64_t i = job % geo_.h, b = job / geo_.h;
         const float* xb = x + b * geo_.ic * geo_.h * geo_.w;
@@ -166,14 +166,7 @@ class Deconv2x2F32 : public Kernel {
           }
         }
       }
-    };
-    const int nt = static_cast<int>(std::min<int64_t>(std::max(1, ctx.num_threads), jobs));
-    if (nt <= 1) return range(0, jobs);
-#pragma omp parallel num_threads(nt)
-    {
-      const int parts = omp_get_num_threads(), t = omp_get_thread_num();
-      range(jobs * t / parts, jobs * (t + 1) / parts);
-    }
+    });
   }
 
  private:

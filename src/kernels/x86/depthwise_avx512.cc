@@ -41,7 +41,6 @@
 // checks the CPU at run time. Registered at priority 20, above the oneDNN kernels (10), which
 // keep every depthwise form declined here.
 #include <immintrin.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -55,6 +54,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #include "kernels/kernel.h"
+#include "kernels/parallel.h"
 #include "kernels/quant_util.h"
 #include "kernels/ref/activation.h"
 #include "kernels/ref/int8_compute.h"
@@ -415,21 +415,15 @@ class DwScratch {
 template <class Src, class ComputeFn>
 void run_planes(DwScratch<Src>& scratch, const typename Src::T* x, int64_t in_plane, int64_t planes, int nt,
                 const Src& src, ComputeFn&& compute) {
-#pragma omp parallel num_threads(nt) if (nt > 1 && planes > 1)
-  {
-    const int nth = omp_get_num_threads(), tid = omp_get_thread_num();
-    const int64_t p0 = planes * tid / nth, p1 = planes * (tid + 1) / nth;
-    if (p0 < p1) {
-      scratch.load_plane(x + p0 * in_plane, 2 * tid, src);
-      for (int64_t p = p0; p < p1; ++p) {
-        if (p + 1 < p1) scratch.load_plane(x + (p + 1) * in_plane, 2 * tid + static_cast<int>((p + 1 - p0) & 1), src);
-        compute(p, scratch.buffer(2 * tid + static_cast<int>((p - p0) & 1)));
-      }
+  parallel_ranges(planes, nt, [&](int64_t p0, int64_t p1, int tid) {
+    if (p0 >= p1) return;
+    scratch.load_plane(x + p0 * in_plane, 2 * tid, src);
+    for (int64_t p = p0; p < p1; ++p) {
+      if (p + 1 < p1) scratch.load_plane(x + (p + 1) * in_plane, 2 * tid + static_cast<int>((p + 1 - p0) & 1), src);
+      compute(p, scratch.buffer(2 * tid + static_cast<int>((p - p0) & 1)));
     }
-  }
+  });
 }
-
-int thread_slots(int requested) { return std::max({1, requested, omp_get_num_procs()}); }
 
 // Output width below which the node is left to oneDNN. The W-vectorised NCHW kernel pays a
 // per-plane cost (copy into the scratch, setup, 16 lanes per vector over rows of few outputs)
@@ -615,21 +609,14 @@ class DepthwiseF32 : public Kernel {
     const int64_t blocks = geo_.channels / kLanes, taps = geo_.kh * geo_.kw;
     const int64_t rows = geo_.batch * blocks * geo_.oh;  // (image, channel block, output row)
     const int64_t in_block = geo_.h * geo_.w * kLanes, out_row = geo_.ow * kLanes;
-    auto rows_range = [&](int64_t r0, int64_t r1) {
+    parallel_ranges(rows, ctx.num_threads, [&](int64_t r0, int64_t r1, int) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t nb = r / geo_.oh, oh = r % geo_.oh, b = nb % blocks;
         const BlockedDwRow row{&geo_, block_w_.data() + b * taps * kLanes,
                                bias_.empty() ? nullptr : bias_.data() + b * kLanes, ctx.round_fp16, act_};
         row.run(x + nb * in_block, y + r * out_row, oh);
       }
-    };
-    const int nt = static_cast<int>(std::min<int64_t>(std::max(1, ctx.num_threads), rows));
-    if (nt <= 1) return rows_range(0, rows);
-#pragma omp parallel num_threads(nt)
-    {
-      const int parts = omp_get_num_threads(), t = omp_get_thread_num();
-      rows_range(rows * t / parts, rows * (t + 1) / parts);
-    }
+    });
   }
 };
 

@@ -16,7 +16,6 @@
 // Everything else (other broadcasts, other dtypes) stays on the other kernels.
 // Compiled with function target attributes; supports() checks the CPU at run time.
 #include <immintrin.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <limits>
@@ -30,6 +29,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 false positive in its intrinsics
 
 #include "kernels/kernel.h"
+#include "kernels/parallel.h"
 #include "kernels/x86/broadcast_blocks.h"
 #include "kernels/x86/silu_fusion.h"
 
@@ -43,18 +43,6 @@ bool cpu_has_avx512f() {
 
 // Below this many elements per thread, waking another thread costs more than it saves.
 constexpr int64_t kMinElementsPerThread = 16384;
-
-int threads_for(int64_t elements, int num_threads) {
-  const int64_t by_size = std::max<int64_t>(1, elements / kMinElementsPerThread);
-  return static_cast<int>(std::min<int64_t>(std::max(1, num_threads), by_size));
-}
-
-// [begin, end) of part `t` of `n` items split into `parts` nearly equal, 16-aligned ranges.
-void split_range(int64_t n, int parts, int t, int64_t* begin, int64_t* end) {
-  const int64_t blocks = (n + 15) / 16;
-  *begin = std::min(n, blocks * t / parts * 16);
-  *end = std::min(n, blocks * (t + 1) / parts * 16);
-}
 
 // ------------------------------------------------------------------------------------ Sigmoid
 
@@ -116,13 +104,9 @@ class SigmoidF32Avx512 : public Kernel {
     const int64_t n = ctx.out_tensor(0).numel();
     const float* x = ctx.in<float>(0);
     float* y = ctx.out<float>(0);
-    const int nt = threads_for(n, ctx.num_threads);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-      int64_t b, e;
-      split_range(n, omp_get_num_threads(), omp_get_thread_num(), &b, &e);
-      sigmoid_range(x, y, b, e, ctx.round_fp16);
-    }
+    parallel_ranges(
+        n, threads_for(n, kMinElementsPerThread, ctx.num_threads),
+        [&](int64_t b, int64_t e, int) { sigmoid_range(x, y, b, e, ctx.round_fp16); }, 16);
   }
 };
 
@@ -181,16 +165,10 @@ class SoftmaxF32Avx512 : public Kernel {
   void run(const KernelContext& ctx) override {
     const float* x = ctx.in<float>(0);
     float* y = ctx.out<float>(0);
-    auto rows = [&](int64_t r0, int64_t r1) {
+    const int nt = threads_for(rows_ * len_, kMinElementsPerThread, ctx.num_threads);
+    parallel_ranges(rows_, nt, [&](int64_t r0, int64_t r1, int) {
       for (int64_t r = r0; r < r1; ++r) softmax_row(x + r * len_, y + r * len_, len_, ctx.round_fp16);
-    };
-    const int nt = static_cast<int>(std::min<int64_t>(threads_for(rows_ * len_, ctx.num_threads), rows_));
-    if (nt <= 1) return rows(0, rows_);
-#pragma omp parallel num_threads(nt)
-    {
-      const int parts = omp_get_num_threads(), t = omp_get_thread_num();
-      rows(rows_ * t / parts, rows_ * (t + 1) / parts);
-    }
+    });
   }
 
  private:
@@ -233,13 +211,9 @@ class SiluMulF32Avx512 : public Kernel {
     const int64_t n = ctx.out_tensor(0).numel();
     const float* x = ctx.in<float>(1 - s_index_);  // s itself is never written: this is its only reader
     float* y = ctx.out<float>(0);
-    const int nt = threads_for(n, ctx.num_threads);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-      int64_t b, e;
-      split_range(n, omp_get_num_threads(), omp_get_thread_num(), &b, &e);
-      silu_range(x, y, b, e, ctx.round_fp16);
-    }
+    parallel_ranges(
+        n, threads_for(n, kMinElementsPerThread, ctx.num_threads),
+        [&](int64_t b, int64_t e, int) { silu_range(x, y, b, e, ctx.round_fp16); }, 16);
   }
 
  private:
@@ -357,21 +331,20 @@ class BinaryF32Avx512 : public Kernel {
     const float* b = ctx.in<float>(1);
     float* y = ctx.out<float>(0);
     const BroadcastBlocks& g = geo_;
-    const int nt = threads_for(g.outer * g.inner, ctx.num_threads);
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-      const int parts = omp_get_num_threads(), t = omp_get_thread_num();
-      if (g.outer >= parts) {  // whole blocks per thread
-        const int64_t ob = g.outer * t / parts, oe = g.outer * (t + 1) / parts;
+    const int nt = threads_for(g.outer * g.inner, kMinElementsPerThread, ctx.num_threads);
+    if (g.outer >= nt) {  // whole blocks per thread
+      parallel_ranges(g.outer, nt, [&](int64_t ob, int64_t oe, int) {
         for (int64_t o = ob; o < oe; ++o)
           binary_block<kOp>(a, b, y, o, g.inner, 0, g.inner, g.a_full, g.b_full, ctx.round_fp16);
-      } else {  // few large blocks: split each block
-        for (int64_t o = 0; o < g.outer; ++o) {
-          int64_t ib, ie;
-          split_range(g.inner, parts, t, &ib, &ie);
-          binary_block<kOp>(a, b, y, o, g.inner, ib, ie, g.a_full, g.b_full, ctx.round_fp16);
-        }
-      }
+      });
+    } else {  // few large blocks: split each block
+      parallel_ranges(
+          g.inner, nt,
+          [&](int64_t ib, int64_t ie, int) {
+            for (int64_t o = 0; o < g.outer; ++o)
+              binary_block<kOp>(a, b, y, o, g.inner, ib, ie, g.a_full, g.b_full, ctx.round_fp16);
+          },
+          16);
     }
   }
 
@@ -386,18 +359,12 @@ class BinaryF32Avx512 : public Kernel {
     const float* chan = ctx.in<float>(geo_.a_full ? 1 : 0);
     float* y = ctx.out<float>(0);
     const int64_t blocks = batch_ * (channels_ / 16);
-    auto range = [&](int64_t b0, int64_t b1) {
+    const int nt = threads_for(blocks * pixels_ * 16, kMinElementsPerThread, ctx.num_threads);
+    parallel_ranges(blocks, nt, [&](int64_t b0, int64_t b1, int) {
       for (int64_t blk = b0; blk < b1; ++blk)
         binary_channel_block<kOp>(full + blk * pixels_ * 16, chan + blk * 16, y + blk * pixels_ * 16, pixels_,
                                   geo_.a_full, ctx.round_fp16);
-    };
-    const int nt = threads_for(blocks * pixels_ * 16, ctx.num_threads);
-    if (nt <= 1) return range(0, blocks);
-#pragma omp parallel num_threads(nt)
-    {
-      const int parts = omp_get_num_threads(), t = omp_get_thread_num();
-      range(blocks * t / parts, blocks * (t + 1) / parts);
-    }
+    });
   }
 };
 
@@ -450,16 +417,14 @@ class BatchNormF32Avx512 : public Kernel {
     const float* var = ctx.in<float>(4);
     float* y = ctx.out<float>(0);
     const int64_t planes = batch_ * channels_;
-    const int nt = static_cast<int>(std::min<int64_t>(threads_for(planes * plane_, ctx.num_threads), planes));
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-      const int parts = omp_get_num_threads(), t = omp_get_thread_num();
-      for (int64_t p = planes * t / parts; p < planes * (t + 1) / parts; ++p) {
+    const int nt = threads_for(planes * plane_, kMinElementsPerThread, ctx.num_threads);
+    parallel_ranges(planes, nt, [&](int64_t p0, int64_t p1, int) {
+      for (int64_t p = p0; p < p1; ++p) {
         const int64_t c = p % channels_;
         const float stddev = std::sqrt(var[c] + epsilon_);
         batchnorm_plane(x + p * plane_, y + p * plane_, plane_, scale[c], mean[c], stddev, bias[c], ctx.round_fp16);
       }
-    }
+    });
   }
 
  private:
@@ -537,13 +502,8 @@ class TableQ8Avx512 : public Kernel {
     const int64_t n = ctx.out_tensor(0).numel();
     const uint8_t* x = ctx.in<uint8_t>(0);
     uint8_t* y = ctx.out<uint8_t>(0);
-    const int nt = threads_for(n / 4, ctx.num_threads);  // bytes, not floats: 4x more per thread
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-      const int parts = omp_get_num_threads(), t = omp_get_thread_num();
-      const int64_t blocks = (n + 63) / 64;
-      lookup_range(table_, x, y, std::min(n, blocks * t / parts * 64), std::min(n, blocks * (t + 1) / parts * 64));
-    }
+    const int nt = threads_for(n / 4, kMinElementsPerThread, ctx.num_threads);  // bytes, not floats: 4x more per thread
+    parallel_ranges(n, nt, [&](int64_t b, int64_t e, int) { lookup_range(table_, x, y, b, e); }, 64);
   }
 
  private:

@@ -13,7 +13,6 @@
 // uninitialized" (a false positive); the pragma must precede the header to cover them.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -21,6 +20,7 @@
 #include <cstring>
 
 #include "kernels/kernel.h"
+#include "kernels/parallel.h"
 #include "kernels/quant_util.h"
 #include "ops/quant_infer.h"
 
@@ -102,14 +102,14 @@ class GlobalAveragePoolInt8 : public Kernel {
       for (int64_t p = 0; p < planes_; ++p) y[p] = static_cast<int8_t>(sat8(zp_y_));
       return;
     }
-    const int nt = static_cast<int>(
-        std::min<int64_t>(std::max(1, ctx.num_threads), std::max<int64_t>(1, planes_ * plane_ / kMinBytesPerThread)));
     const int64_t offset = plane_ * (128 + static_cast<int64_t>(zp_x_));
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-    for (int64_t p = 0; p < planes_; ++p) {
-      const int64_t acc = biased_sum(x + p * plane_, plane_) - offset;
-      y[p] = rne_add_zp_sat8(static_cast<float>(acc) * mc_, zp_y_);
-    }
+    parallel_ranges(planes_, threads_for(planes_ * plane_, kMinBytesPerThread, ctx.num_threads),
+                    [&](int64_t p0, int64_t p1, int) {
+                      for (int64_t p = p0; p < p1; ++p) {
+                        const int64_t acc = biased_sum(x + p * plane_, plane_) - offset;
+                        y[p] = rne_add_zp_sat8(static_cast<float>(acc) * mc_, zp_y_);
+                      }
+                    });
   }
 
  private:

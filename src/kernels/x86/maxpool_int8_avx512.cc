@@ -11,7 +11,6 @@
 // (tests/ops/pool_int8_test.cc). Planes are split over the node's threads.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 false positive in its AVX-512 headers
 #include <immintrin.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -20,6 +19,7 @@
 #include <vector>
 
 #include "kernels/kernel.h"
+#include "kernels/parallel.h"
 #include "ops/quant_infer.h"
 
 namespace orknn {
@@ -143,7 +143,7 @@ class MaxPoolInt8 : public Kernel {
     if (!maxpool_geometry(*ctx.graph, *ctx.node, &geo_))
       return ORKNN_ERR(kFail, "MaxPool '%s': not a pooling this kernel handles", ctx.node->name.c_str());
     // One row buffer per thread slot, -128 everywhere; run() writes only the image's columns.
-    slots_ = std::max({1, ctx.num_threads, omp_get_num_procs()});
+    slots_ = thread_slots(ctx.num_threads);
     rows_.assign(static_cast<size_t>(slots_ * geo_.row_len), static_cast<int8_t>(-128));
     return Status::Ok();
   }
@@ -152,17 +152,10 @@ class MaxPoolInt8 : public Kernel {
     const int8_t* x = ctx.in<int8_t>(0);
     int8_t* y = ctx.out<int8_t>(0);
     const int64_t in_plane = geo_.h * geo_.w, out_plane = geo_.oh * geo_.ow;
-    auto planes = [&](int64_t p0, int64_t p1, int slot) {
+    parallel_ranges(geo_.planes, std::min(ctx.num_threads, slots_), [&](int64_t p0, int64_t p1, int slot) {
       int8_t* row = rows_.data() + static_cast<size_t>(slot) * static_cast<size_t>(geo_.row_len);
       for (int64_t p = p0; p < p1; ++p) maxpool_plane(x + p * in_plane, y + p * out_plane, geo_, row);
-    };
-    const int nt = static_cast<int>(std::min<int64_t>({std::max(1, ctx.num_threads), slots_, geo_.planes}));
-    if (nt <= 1) return planes(0, geo_.planes, 0);
-#pragma omp parallel num_threads(nt)
-    {
-      const int parts = omp_get_num_threads(), t = omp_get_thread_num();
-      planes(geo_.planes * t / parts, geo_.planes * (t + 1) / parts, t);
-    }
+    });
   }
 
  private:

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "kernels/kernel.h"
+#include "kernels/parallel.h"
 #include "kernels/quant_util.h"
 #include "kernels/ref/int8_compute.h"
 #include "ops/quant_infer.h"
@@ -209,7 +210,7 @@ class PointwiseInt8 : public Kernel {
     zp_y_ = out.zp_y;
     lo_ = out.clamp.lo;
     hi_ = out.clamp.hi;
-    slots_ = std::max({1, ctx.num_threads, omp_get_num_procs()});
+    slots_ = thread_slots(ctx.num_threads);
     tiles_.assign(static_cast<size_t>(slots_) * static_cast<size_t>(c4_ * kTilePixels * 4), 0);
     return Status::Ok();
   }

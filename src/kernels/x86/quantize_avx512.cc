@@ -14,7 +14,6 @@
 // uninitialized" (a false positive); the pragma must precede the header to cover them.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -22,6 +21,7 @@
 #include <cstring>
 
 #include "kernels/kernel.h"
+#include "kernels/parallel.h"
 #include "kernels/x86/quantize_avx512.h"
 #include "kernels/quant_util.h"
 
@@ -116,17 +116,11 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void dequantize_range(const
 // Below this many elements per thread, waking another thread costs more than it saves.
 constexpr int64_t kMinElementsPerThread = 32768;
 
-// Runs f(begin, end) over [0, n) split into 16-aligned ranges on up to num_threads threads.
+// Runs f(begin, end) over [0, n) in 16-aligned ranges on the threads n is worth.
 template <class F>
-void parallel_ranges(int64_t n, int num_threads, F&& f) {
-  const int nt =
-      static_cast<int>(std::min<int64_t>(std::max(1, num_threads), std::max<int64_t>(1, n / kMinElementsPerThread)));
-#pragma omp parallel num_threads(nt) if (nt > 1)
-  {
-    const int parts = omp_get_num_threads(), t = omp_get_thread_num();
-    const int64_t blocks = (n + 15) / 16;
-    f(std::min(n, blocks * t / parts * 16), std::min(n, blocks * (t + 1) / parts * 16));
-  }
+void run_ranges(int64_t n, int num_threads, F&& f) {
+  parallel_ranges(
+      n, threads_for(n, kMinElementsPerThread, num_threads), [&](int64_t b, int64_t e, int) { f(b, e); }, 16);
 }
 
 class QuantizeAvx512 : public Kernel {
@@ -140,8 +134,8 @@ class QuantizeAvx512 : public Kernel {
   void run(const KernelContext& ctx) override {
     const float* x = ctx.in<float>(0);
     int8_t* y = ctx.out<int8_t>(0);
-    parallel_ranges(ctx.out_tensor(0).numel(), ctx.num_threads,
-                    [&](int64_t b, int64_t e) { quantize_range(x, y, b, e, scale_, zp_); });
+    run_ranges(ctx.out_tensor(0).numel(), ctx.num_threads,
+               [&](int64_t b, int64_t e) { quantize_range(x, y, b, e, scale_, zp_); });
   }
 
  private:
@@ -163,10 +157,10 @@ class DequantizeAvx512 : public Kernel {
     const int64_t n = ctx.out_tensor(0).numel();
     if (int32_input_) {
       const int32_t* q = ctx.in<int32_t>(0);
-      parallel_ranges(n, ctx.num_threads, [&](int64_t b, int64_t e) { dequantize_range(q, y, b, e, scale_, zp_); });
+      run_ranges(n, ctx.num_threads, [&](int64_t b, int64_t e) { dequantize_range(q, y, b, e, scale_, zp_); });
     } else {
       const int8_t* q = ctx.in<int8_t>(0);
-      parallel_ranges(n, ctx.num_threads, [&](int64_t b, int64_t e) { dequantize_range(q, y, b, e, scale_, zp_); });
+      run_ranges(n, ctx.num_threads, [&](int64_t b, int64_t e) { dequantize_range(q, y, b, e, scale_, zp_); });
     }
   }
 

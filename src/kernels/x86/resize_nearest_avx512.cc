@@ -25,7 +25,6 @@
 // uninitialized" (a false positive); the pragma must precede the header to cover them.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -36,6 +35,7 @@
 #include <vector>
 
 #include "kernels/kernel.h"
+#include "kernels/parallel.h"
 #include "ops/quant_infer.h"
 
 namespace orknn {
@@ -284,13 +284,8 @@ class ResizeNearest : public Kernel {
     T* y = ctx.out<T>(0);
     const int64_t rows = p_.planes * p_.out_h;
     const int64_t bytes = rows * p_.out_w * static_cast<int64_t>(sizeof(T));
-    const int nt = static_cast<int>(
-        std::min<int64_t>(std::max(1, ctx.num_threads), std::max<int64_t>(1, bytes / kMinBytesPerThread)));
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-      const int parts = omp_get_num_threads(), t = omp_get_thread_num();
-      run_rows(x, y, rows * t / parts, rows * (t + 1) / parts);
-    }
+    parallel_ranges(rows, threads_for(bytes, kMinBytesPerThread, ctx.num_threads),
+                    [&](int64_t r0, int64_t r1, int) { run_rows(x, y, r0, r1); });
   }
 
  private:
