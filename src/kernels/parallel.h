@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 namespace orknn {
@@ -36,6 +37,28 @@ void parallel_ranges(int64_t n, int threads, Body&& body, int64_t align = 1) {
   {
     const int got = omp_get_num_threads(), t = omp_get_thread_num();
     body(std::min(n, blocks * t / got * align), std::min(n, blocks * (t + 1) / got * align), t);
+  }
+}
+
+// Calls body(job, slot) for every job in [0, jobs) on up to `threads` threads that claim runs of
+// `claim` consecutive jobs from a shared counter instead of a split fixed in advance: on a busy
+// machine a thread scheduled late finds the work done instead of holding up the others, while
+// neighbouring jobs mostly stay on one thread. slot < threads is a per-thread slot index. With one
+// thread, a plain loop (no OpenMP region, as above).
+template <class Body>
+void parallel_claimed(int64_t jobs, int threads, int64_t claim, Body&& body) {
+  const int nt = static_cast<int>(std::min<int64_t>(std::max(1, threads), std::max<int64_t>(1, jobs)));
+  if (nt <= 1) {
+    for (int64_t j = 0; j < jobs; ++j) body(j, 0);
+    return;
+  }
+  claim = std::max<int64_t>(1, claim);
+  std::atomic<int64_t> next{0};
+#pragma omp parallel num_threads(nt)
+  {
+    const int slot = omp_get_thread_num();
+    for (int64_t j0; (j0 = next.fetch_add(claim, std::memory_order_relaxed)) < jobs;)
+      for (int64_t j = j0; j < std::min(jobs, j0 + claim); ++j) body(j, slot);
   }
 }
 

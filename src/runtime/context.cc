@@ -1,7 +1,5 @@
 #include "runtime/context.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -15,6 +13,7 @@
 #include "common/log.h"
 #include "common/raw_enum.h"
 #include "graph/planner.h"
+#include "kernels/parallel.h"
 #include "kernels/quant_util.h"
 #include "kernels/x86/quantize_avx512.h"
 #include "kernels/x86/silu_fusion.h"
@@ -122,17 +121,10 @@ bool supported_input_type(rknn_tensor_type t) { return rknn_type_size(t) != 0 &&
 // fp16 mode: rounds a step's float output to fp16 values, split over the step's threads when it
 // is large enough for that to pay (a pass over memory, like the kernels' element-wise ops).
 void round_output_to_fp16(float* data, size_t n, int threads) {
-  const int nt = n >= (size_t{1} << 16) ? std::max(1, threads) : 1;
-  if (nt <= 1) {  // no parallel region: libgomp allocates a team for every one-thread region
-    round_to_fp16(data, n);
-    return;
-  }
-#pragma omp parallel num_threads(nt)
-  {
-    const size_t parts = static_cast<size_t>(omp_get_num_threads()), t = static_cast<size_t>(omp_get_thread_num());
-    const size_t begin = n * t / parts / 16 * 16, end = t + 1 == parts ? n : n * (t + 1) / parts / 16 * 16;
-    round_to_fp16(data + begin, end - begin);
-  }
+  const int nt = n >= (size_t{1} << 16) ? threads : 1;
+  parallel_ranges(
+      static_cast<int64_t>(n), nt,
+      [&](int64_t b, int64_t e, int) { round_to_fp16(data + b, static_cast<size_t>(e - b)); }, 16);
 }
 
 // Output tensor t (arena data, NCHW) -> dst in NCHW order: float32 when want_float, else the

@@ -8,8 +8,8 @@
 //   - the zero-copy path: inputs and outputs bound with rknn_create_mem + rknn_set_io_mem, a frame
 //     being rknn_run alone;
 // each with 1 and with 2 threads (OPENRKNN_NUM_THREADS, read by rknn_init). Allocations made by our
-// code must be zero; those made inside oneDNN and libgomp are printed and must not grow (see
-// kOpenMpTeamsAllowed for why, and docs/benchmarks.md "Load time, memory and allocations").
+// code and by libgomp must be zero; those made inside oneDNN are printed and must not grow (see
+// expect_no_allocations, and docs/benchmarks.md "Load time, memory and allocations").
 // CountsADeliberateAllocation shows that the counter sees allocations made through each family
 // (malloc, calloc, realloc, posix_memalign, aligned_alloc, operator new, aligned new), also from a
 // thread other than the one that switched counting on, and attributes oneDNN's and libgomp's;
@@ -368,18 +368,10 @@ void PrintTo(const Params& p, std::ostream* os) { *os << p.onnx << " at " << p.t
 //   - oneDNN 2.6's allocations, made by dnnl_primitive_execute itself (its argument map, a
 //     std::unordered_map built per call, and std::function copies in its parallel loops): a library
 //     we do not control, so they are counted and printed, and must only stay the same every frame;
-//   - libgomp's: GOMP_parallel allocates a team for every region that runs on ONE thread (libgomp
-//     frees single-thread teams at the region's end instead of caching them) and for a region whose
-//     thread count differs from the previous one's. Our kernels' `#pragma omp parallel ... if (nt > 1)`
-//     still enter such a region when nt == 1; calling the body directly in that case removes them
-//     (docs/benchmarks.md, "Load time, memory and allocations"). Until every kernel does, they are
-//     counted and printed like oneDNN's; set this to false (or ORKNN_ALLOC_STRICT_OPENMP=1 in the
-//     environment) to assert them to be zero.
-constexpr bool kOpenMpTeamsAllowed = true;
-bool openmp_teams_allowed() {
-  const char* strict = std::getenv("ORKNN_ALLOC_STRICT_OPENMP");
-  return kOpenMpTeamsAllowed && !(strict && std::atoi(strict) != 0);
-}
+//   - libgomp's: strict too. GOMP_parallel allocates a team for every region that runs on ONE
+//     thread (libgomp frees single-thread teams at the region's end instead of caching them) and for
+//     a region whose thread count differs from the previous one's; our kernels split their work
+//     with kernels/parallel.h, which calls the body directly instead of entering a one-thread region.
 
 std::string param_name(const testing::TestParamInfo<Params>& p) {
   return std::string(p.param.onnx) + "_" + std::to_string(p.param.threads) + "threads";
@@ -437,7 +429,7 @@ class RunAllocations : public testing::TestWithParam<Params> {
   }
 
   // Runs `frame` (returning an RKNN code) kMeasured times, counting allocations during each, and
-  // checks them (see kOpenMpTeamsAllowed for what is asserted and why).
+  // checks them (see "What is asserted" above).
   template <typename Frame>
   void expect_no_allocations(const char* what, Frame&& frame) {
     std::vector<Counts> counts;
@@ -453,11 +445,11 @@ class RunAllocations : public testing::TestWithParam<Params> {
       counts.push_back(n);
       EXPECT_EQ(n.ours, 0) << what << " allocated " << n.ours << " times outside oneDNN/libgomp (frame " << i
                            << " after warm-up); rerun with ORKNN_ALLOC_BACKTRACE=1 to see where";
-      if (!openmp_teams_allowed())
-        EXPECT_EQ(n.openmp, 0) << what << ": " << n.openmp << " OpenMP team allocations (single-thread regions)";
+      EXPECT_EQ(n.openmp, 0) << what << ": " << n.openmp
+                             << " OpenMP team allocations (one-thread regions, or a changed thread count); rerun with "
+                                "ORKNN_ALLOC_BACKTRACE=1 to see where";
       if (i > 0) {
         EXPECT_EQ(n.onednn, counts[0].onednn) << what << ": oneDNN's allocations must not grow from frame to frame";
-        EXPECT_EQ(n.openmp, counts[0].openmp) << what << ": OpenMP's allocations must not grow from frame to frame";
       }
     }
     std::printf("[  metrics ] %s, %s, %d thread(s): allocations per frame: ours %ld, inside oneDNN %ld, "

@@ -29,11 +29,9 @@
 // compensation is a map comp[pixel][c] = bias_q[c] - zp_u8 * deconv(ones)[pixel][c], computed at
 // prepare by running the primitive once on an all-ones input (exact: |deconv(ones)| is at most
 // 1/255 of the worst case the implementation was chosen for, deconv_weight_sums()).
-#include <omp.h>
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cstring>
 #include <type_traits>
 #include <unordered_map>
@@ -501,33 +499,26 @@ class ConvInt8 final : public OnednnKernel {
     const int64_t oc = g.c_out, out_w = g.out[2], pixels = g.out_pixels();
     int8_t* y = ctx.out<int8_t>(0);
     const int64_t jobs = static_cast<int64_t>(bands_.size());
-    const int nt = static_cast<int>(std::min<int64_t>(
-        {static_cast<int64_t>(std::max(1, ctx.num_threads)), static_cast<int64_t>(band_slots_.size()), jobs}));
-    // Bands are claimed one at a time rather than split in advance: on a shared machine a thread
-    // that is scheduled late then finds the bands already done instead of holding up the others.
-    std::atomic<int64_t> next{0};
-#pragma omp parallel num_threads(nt) if (nt > 1)
-    {
-      BandSlot& sl = band_slots_[static_cast<size_t>(omp_get_thread_num())];
-      for (int64_t j; (j = next.fetch_add(1, std::memory_order_relaxed)) < jobs;) {
-        const Band& band = bands_[static_cast<size_t>(j)];
-        const BandShape& sh = band_shapes_[static_cast<size_t>(band.shape)];
-        dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, band.src.get()},
-                                   {DNNL_ARG_WEIGHTS, sh.weights.get()},
-                                   {DNNL_ARG_DST, sl.acc[band.shape].get()},
-                                   {DNNL_ARG_SCRATCHPAD, sh.scratch_bytes ? sl.scratch.get() : nullptr}};
-        const dnnl_status_t st =
-            dnnl_primitive_execute(sh.prim.get(), sl.stream.get(), sh.scratch_bytes ? 4 : 3, args);
-        if (st != dnnl_success) {
-          ORKNN_LOGE("%s: oneDNN band execution failed (status %d)", ctx.node->name.c_str(), static_cast<int>(st));
-          continue;
-        }
-        dnnl_stream_wait(sl.stream.get());
-        const int32_t* acc = static_cast<const int32_t*>(sl.acc[0].get_data_handle());
-        x86::requant_to_planar(acc, sh.rows * out_w, oc, oc, y + band.image * oc * pixels + band.first_row * out_w,
-                               pixels, requant_);
+    const int nt = std::min(ctx.num_threads, static_cast<int>(band_slots_.size()));
+    // Bands are claimed one at a time (parallel_claimed).
+    parallel_claimed(jobs, nt, 1, [&](int64_t j, int slot) {
+      BandSlot& sl = band_slots_[static_cast<size_t>(slot)];
+      const Band& band = bands_[static_cast<size_t>(j)];
+      const BandShape& sh = band_shapes_[static_cast<size_t>(band.shape)];
+      dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, band.src.get()},
+                                 {DNNL_ARG_WEIGHTS, sh.weights.get()},
+                                 {DNNL_ARG_DST, sl.acc[band.shape].get()},
+                                 {DNNL_ARG_SCRATCHPAD, sh.scratch_bytes ? sl.scratch.get() : nullptr}};
+      const dnnl_status_t st = dnnl_primitive_execute(sh.prim.get(), sl.stream.get(), sh.scratch_bytes ? 4 : 3, args);
+      if (st != dnnl_success) {
+        ORKNN_LOGE("%s: oneDNN band execution failed (status %d)", ctx.node->name.c_str(), static_cast<int>(st));
+        return;
       }
-    }
+      dnnl_stream_wait(sl.stream.get());
+      const int32_t* acc = static_cast<const int32_t*>(sl.acc[0].get_data_handle());
+      x86::requant_to_planar(acc, sh.rows * out_w, oc, oc, y + band.image * oc * pixels + band.first_row * out_w,
+                             pixels, requant_);
+    });
   }
 
   // a[i] += b[i] modulo 2^32.

@@ -8,13 +8,12 @@
 // bias ([N] or [1, N]); B is [K, N] (transB = 0, channel axis 1) or [N, K] (transB = 1, axis 0).
 // MatMul: A of any rank >= 1 times a constant 2-D B [K, N] (channel axis 1); A's leading dims fold
 // into the rows. MatMul of two activations stays on the reference kernel.
-#include <omp.h>
-
 #include <algorithm>
 #include <vector>
 
 #include "kernels/onednn/int8_common.h"
 #include "kernels/onednn/onednn_common.h"
+#include "kernels/parallel.h"
 
 namespace orknn::onednn {
 namespace {
@@ -132,11 +131,12 @@ class FcInt8 final : public OnednnKernel {
     const int nt = ctx.num_threads > 0 ? ctx.num_threads : 1;
     const int64_t chunk = std::max<int64_t>(1 << 16, (total + nt - 1) / nt);
     const int64_t jobs = (total + chunk - 1) / chunk;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && jobs > 1)
-    for (int64_t j = 0; j < jobs; ++j) {
-      const int64_t b = j * chunk;
-      x86::int8_to_u8(a + b, std::min(chunk, total - b), buf + b);
-    }
+    parallel_ranges(jobs, nt, [&](int64_t j0, int64_t j1, int) {
+      for (int64_t j = j0; j < j1; ++j) {
+        const int64_t b = j * chunk;
+        x86::int8_to_u8(a + b, std::min(chunk, total - b), buf + b);
+      }
+    });
   }
 
   void after_steps(const KernelContext& ctx) override {
@@ -145,11 +145,12 @@ class FcInt8 final : public OnednnKernel {
     const int nt = ctx.num_threads > 0 ? ctx.num_threads : 1;
     const int64_t rows = std::max<int64_t>(1, (1 << 14) / n_);  // about 16K outputs per job
     const int64_t jobs = (m_ + rows - 1) / rows;
-#pragma omp parallel for num_threads(nt) schedule(static) if (nt > 1 && jobs > 1)
-    for (int64_t j = 0; j < jobs; ++j) {
-      const int64_t r0 = j * rows;
-      x86::requant_rows(acc + r0 * n_, std::min(rows, m_ - r0), n_, n_, y + r0 * n_, n_, requant_);
-    }
+    parallel_ranges(jobs, nt, [&](int64_t j0, int64_t j1, int) {
+      for (int64_t j = j0; j < j1; ++j) {
+        const int64_t r0 = j * rows;
+        x86::requant_rows(acc + r0 * n_, std::min(rows, m_ - r0), n_, n_, y + r0 * n_, n_, requant_);
+      }
+    });
   }
 
  private:

@@ -30,10 +30,8 @@
 // uninitialized" (a false positive); the pragma must precede the header to cover them.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
-#include <omp.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -226,27 +224,20 @@ class PointwiseInt8 : public Kernel {
     const int64_t row_parts = std::min<int64_t>(blocks_, std::max<int64_t>(1, (4 * nt + tiles - 1) / tiles));
     const int64_t jobs = tiles * row_parts;
     const Epilogue e{comp_.data(), mult_.data(), zp_y_, lo_, hi_};
-    // Claimed a few consecutive jobs at a time: a thread scheduled late on a busy machine finds
-    // the work done instead of holding up the others, while neighbouring tiles (whose output rows
-    // share cache lines when the image is not a multiple of 64 pixels) mostly stay on one thread.
-    std::atomic<int64_t> next{0};
-    const int64_t claim = std::max<int64_t>(1, jobs / (8 * nt));
-#pragma omp parallel num_threads(nt) if (nt > 1 && jobs > 1)
-    {
-      uint8_t* tile = tiles_.data() + static_cast<size_t>(omp_get_thread_num()) * static_cast<size_t>(c4_ * kTilePixels * 4);
-      for (int64_t j0; (j0 = next.fetch_add(claim, std::memory_order_relaxed)) < jobs;)
-        for (int64_t j = j0; j < std::min(jobs, j0 + claim); ++j) {
-        const int64_t t = j / row_parts, part = j % row_parts;
-        const int64_t b = t / tiles_per_image, p0 = (t % tiles_per_image) * kTilePixels;
-        const int64_t np = std::min(kTilePixels, geo_.pixels - p0);
-        const int8_t* xb = x + b * geo_.c * geo_.pixels;
-        int8_t* yb = y + b * geo_.oc * geo_.pixels + p0;
-        pack_tile(xb, geo_.c, geo_.pixels, p0, np, tile);
-        const int64_t blk0 = blocks_ * part / row_parts, blk1 = blocks_ * (part + 1) / row_parts;
-        for (int64_t blk = blk0; blk < blk1; ++blk)
-          row_block(tile, c4_, weights_.data() + blk * c4_ * kRows, blk * kRows, geo_.oc, np, e, yb, geo_.pixels);
-        }
-    }
+    // Claimed a few consecutive jobs at a time: neighbouring tiles (whose output rows share cache
+    // lines when the image is not a multiple of 64 pixels) mostly stay on one thread.
+    parallel_claimed(jobs, nt, jobs / (8 * nt), [&](int64_t j, int slot) {
+      uint8_t* tile = tiles_.data() + static_cast<size_t>(slot) * static_cast<size_t>(c4_ * kTilePixels * 4);
+      const int64_t t = j / row_parts, part = j % row_parts;
+      const int64_t b = t / tiles_per_image, p0 = (t % tiles_per_image) * kTilePixels;
+      const int64_t np = std::min(kTilePixels, geo_.pixels - p0);
+      const int8_t* xb = x + b * geo_.c * geo_.pixels;
+      int8_t* yb = y + b * geo_.oc * geo_.pixels + p0;
+      pack_tile(xb, geo_.c, geo_.pixels, p0, np, tile);
+      const int64_t blk0 = blocks_ * part / row_parts, blk1 = blocks_ * (part + 1) / row_parts;
+      for (int64_t blk = blk0; blk < blk1; ++blk)
+        row_block(tile, c4_, weights_.data() + blk * c4_ * kRows, blk * kRows, geo_.oc, np, e, yb, geo_.pixels);
+    });
   }
 
  private:
