@@ -12,6 +12,8 @@
  *            u8 x s8 rate (kernels named *int8*), times OPENRKNN_NUM_THREADS (1 when unset)
  * Output (text):
  *   1. every layer: id, op type, name, kernel, output shape, output layout, MACs, median us
+ *   1b. the sum of the layer medians, and the median of the whole layer loop (RKNN_QUERY_PERF_RUN)
+ *       with the median, per run, of what it spent outside the layers' own times
  *   2. totals grouped by (op type, kernel), largest first, with their share of the sum
  *   3. the K slowest layers (default 15)
  * Threads: the runtime reads OPENRKNN_NUM_THREADS. Inputs: float32 NCHW, uniform [0, 1) from a
@@ -65,6 +67,12 @@ static int cmp_double(const void* a, const void* b) {
 static int cmp_group_desc(const void* a, const void* b) {
   double x = ((const Group*)a)->total, y = ((const Group*)b)->total;
   return (x < y) - (x > y);
+}
+
+/* Sorts v[0..n) and returns its median (n > 0). */
+static double median_of(double* v, long n) {
+  qsort(v, (size_t)n, sizeof(double), cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static const Layer* g_layers;
@@ -218,6 +226,9 @@ int main(int argc, char** argv) {
   enum { kMaxLayers = 4096 };
   Layer* layers = calloc(kMaxLayers, sizeof(Layer));
   double* times = malloc(kMaxLayers * sizeof(double));
+  /* Per run: the layer loop (RKNN_QUERY_PERF_RUN) and what it spent outside the layers' times. */
+  double* run_us = malloc((size_t)(iters > 0 ? iters : 1) * sizeof(double));
+  double* outside_us = malloc((size_t)(iters > 0 ? iters : 1) * sizeof(double));
   int n_layers = -1;
   const char* last_text = NULL;
   for (long it = -warmup; it < iters; ++it) {
@@ -245,14 +256,19 @@ int main(int argc, char** argv) {
       return 1;
     }
     for (int l = 0; l < n_layers; ++l) layers[l].samples[it] = times[l];
+    rknn_perf_run run;
+    memset(&run, 0, sizeof(run));
+    ret = rknn_query(ctx, RKNN_QUERY_PERF_RUN, &run, sizeof(run));
+    if (ret != RKNN_SUCC) die("rknn_query(PERF_RUN)", ret);
+    run_us[it] = (double)run.run_duration;
+    outside_us[it] = run_us[it];
+    for (int l = 0; l < n; ++l) outside_us[it] -= times[l];
   }
   if (raw && last_text) printf("%s\n", last_text);
 
   double sum = 0;
   for (int l = 0; l < n_layers; ++l) {
-    qsort(layers[l].samples, (size_t)iters, sizeof(double), cmp_double);
-    const double* s = layers[l].samples;
-    layers[l].median = iters % 2 ? s[iters / 2] : 0.5 * (s[iters / 2 - 1] + s[iters / 2]);
+    layers[l].median = median_of(layers[l].samples, iters);
     sum += layers[l].median;
   }
   const char* threads_env = getenv("OPENRKNN_NUM_THREADS");
@@ -261,6 +277,11 @@ int main(int argc, char** argv) {
   printf("## layers (median us)\n");
   for (int l = 0; l < n_layers; ++l) printf("%s %10.1f\n", layers[l].line, layers[l].median);
   printf("Sum of layer medians (us): %.1f\n", sum);
+  if (iters > 0) {
+    /* What the loop has beyond the layers' own times is the runtime's work between them. */
+    printf("Layer loop of rknn_run (us, RKNN_QUERY_PERF_RUN): median %.1f, of which outside the layers %.1f\n",
+           median_of(run_us, iters), median_of(outside_us, iters));
+  }
 
   Group* groups = calloc((size_t)(n_layers > 0 ? n_layers : 1), sizeof(Group));
   int n_groups = 0;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "common/fp16.h"
 #include "kernels/kernel.h"
 #include "ops/op.h"
 #include "testutil/op_harness.h"
@@ -664,6 +665,48 @@ TEST(Deconv2x2X86, MatchesReference) {
   }
 }
 
+// The hand-written one-row Gemm (kernels/x86/gemv_avx512.cc): outputs around its 64-output blocks
+// and 16-lane vectors, every C form a single row can have, transposes, alpha/beta, activations, and
+// both weight storages (fp16 values as in fp16 mode; arbitrary fp32); and the nodes it declines.
+TEST(GemvX86, MatchesReference) {
+  REQUIRE_REFERENCE(OpId::Gemm);
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  int ran = 0;
+  for (int64_t k : {1, 17, 300})
+    for (int64_t n : {1, 15, 64, 65, 1000})
+      for (int c_kind = 0; c_kind < 6; c_kind += (k == 17 ? 1 : 2))
+        for (bool fp16_weights : {true, false}) {
+          const int rot = ran++;
+          GemmCase p{1, k, n, rot % 3 == 0, rot % 2 == 0, rot % 4 == 1 ? 0.5f : 1.f, rot % 5 == 2 ? 2.f : 1.f,
+                     c_kind, true, rot % 3 != 1, kActs[static_cast<size_t>(rot) % 7]};  // not Sigmoid (declined)
+          Attrs a;
+          a.set_int("transA", p.trans_a);
+          a.set_int("transB", p.trans_b);
+          a.set_float("alpha", p.alpha);
+          a.set_float("beta", p.beta);
+          set_act(a, p.act);
+          std::vector<TensorData> in = gemm_inputs(p, 71 + static_cast<uint32_t>(rot));
+          if (fp16_weights) {
+            std::vector<float> w = in[1].as<float>();
+            round_to_fp16(w.data(), w.size());
+            in[1] = TensorData::f32(in[1].shape, w, true);
+          }
+          expect_fast_matches_ref(OpId::Gemm, a, in, "x86_gemv_f32",
+                                  gemm_name(p) + (fp16_weights ? "_fp16w" : "_fp32w"));
+        }
+  EXPECT_EQ(ran, 2 * 5 * (3 + 6 + 3));
+  // Declined: two rows; B not constant.
+  const std::vector<GemmCase> others = {{2, 64, 32, false, true, 1.f, 1.f, 2, true, true, kActs[0]},
+                                        {1, 64, 32, false, true, 1.f, 1.f, 2, false, true, kActs[0]}};
+  for (const GemmCase& p : others) {
+    Attrs a;
+    a.set_int("transB", 1);
+    OpResult r = test::run_op(OpId::Gemm, a, gemm_inputs(p, 5), 1, "");
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+    EXPECT_NE(r.kernel_name, "x86_gemv_f32") << gemm_name(p);
+  }
+}
+
 // ------------------------------------------------------------------------ Blocked activations
 
 // The oneDNN kernels with the runtime's blocked activations (nChw16c where the channel count is a
@@ -747,7 +790,11 @@ TEST(FastKernelSelection, CommonNodesPickOnednn) {
     GemmCase fc{1, 512, 1000, false, true, 1.f, 1.f, 2, true, true, kActs[0]};
     Attrs a;
     a.set_int("transB", 1);
-    cases.push_back({OpId::Gemm, a, gemm_inputs(fc, 4), "onednn_gemm_f32"});
+    // One row (a classifier): the hand-written kernel; a batch of rows: oneDNN.
+    cases.push_back(
+        {OpId::Gemm, a, gemm_inputs(fc, 4), __builtin_cpu_supports("avx512f") ? "x86_gemv_f32" : "onednn_gemm_f32"});
+    GemmCase batch{4, 512, 1000, false, true, 1.f, 1.f, 2, true, true, kActs[0]};
+    cases.push_back({OpId::Gemm, a, gemm_inputs(batch, 4), "onednn_gemm_f32"});
     cases.push_back({OpId::MatMul, Attrs(),
                      {TensorData::f32({1, 4, 64}, test::random_floats(256, 5)),
                       TensorData::f32({64, 32}, test::random_floats(64 * 32, 6), true)},

@@ -141,6 +141,26 @@ TEST(FusedFp16Rounding, Deconv2x2) {
   }
 }
 
+// Both weight storages of the one-row Gemm: fp16 values (as the converter leaves them in fp16 mode,
+// stored as fp16) and arbitrary fp32 weights (stored as fp32).
+TEST(FusedFp16Rounding, Gemv) {
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  for (bool fp16_weights : {true, false}) {
+    Graph g;
+    std::vector<float> w = awkward_values(37 * 70, 31), c = awkward_values(70, 32);
+    if (fp16_weights) round_to_fp16(w.data(), w.size());
+    Node n;
+    n.op = OpId::Gemm;
+    n.name = "fc";
+    n.inputs = {g.add_tensor("a", {1, 37}, DType::kF32), g.add_const("w", {70, 37}, DType::kF32, w.data(), w.size() * 4),
+                g.add_const("c", {70}, DType::kF32, c.data(), c.size() * 4)};
+    n.outputs = {g.add_tensor("y", {1, 70}, DType::kF32)};
+    n.attrs.set_int("transB", 1);
+    n.attrs.set_float("alpha", 0.75f);
+    expect_fused_rounding(g, n, "x86_gemv_f32", {awkward_values(37, 33)});
+  }
+}
+
 TEST(FusedFp16Rounding, BatchNorm) {
   if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   Graph g;

@@ -128,10 +128,7 @@ class Deconv2x2F32 : public Kernel {
     if (!deconv_geometry(*ctx.graph, *ctx.node, &geo_))
       return ORKNN_ERR(kFail, "ConvTranspose '%s': not a 2x2 stride-2 deconvolution this kernel handles",
                        ctx.node->name.c_str());
-    const FusedActivation f = read_fused_act(ctx.node->attrs);
-    act_.act = f.act;
-    act_.alpha = f.alpha;
-    act_.beta = f.beta;
+    act_ = read_act_vec(ctx.node->attrs);
     // ONNX weights [ic][oc][a][b] -> [oc][a][b][ic]: the input channels of one tap are contiguous.
     const float* w = ctx.in<float>(1);
     wt_.resize(static_cast<size_t>(geo_.oc * 4 * geo_.ic));

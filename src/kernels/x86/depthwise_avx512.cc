@@ -539,10 +539,7 @@ class DepthwiseF32 : public Kernel {
   Status prepare(const KernelContext& ctx) override {
     if (!dw_geometry(*ctx.graph, *ctx.node, &geo_))
       return ORKNN_ERR(kFail, "Conv '%s': not a depthwise convolution this kernel handles", ctx.node->name.c_str());
-    const FusedActivation a = read_fused_act(ctx.node->attrs);
-    act_.act = a.act;
-    act_.alpha = a.alpha;
-    act_.beta = a.beta;
+    act_ = read_act_vec(ctx.node->attrs);
     const float* w = ctx.in<float>(1);
     weights_.assign(w, w + geo_.channels * geo_.kh * geo_.kw);
     if (ctx.has_input(2)) {

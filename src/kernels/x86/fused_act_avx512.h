@@ -16,6 +16,12 @@ struct ActVec {
 
 inline bool act_supported(FusedAct a) { return a != FusedAct::kSigmoid; }
 
+// The node's fused activation (its attributes), for apply_act.
+inline ActVec read_act_vec(const Attrs& attrs) {
+  const FusedActivation f = read_fused_act(attrs);
+  return ActVec{f.act, f.alpha, f.beta};
+}
+
 __attribute__((target("avx512f"))) inline __m512 apply_act(__m512 x, const ActVec& a) {
   const __m512 zero = _mm512_setzero_ps();
   const __m512 one = _mm512_set1_ps(1.f);
