@@ -49,9 +49,12 @@ class SharedScratch {
 };
 
 // Internal activation layout (docs/kernels.md "Blocked activations"): between kernels that take it,
-// the runtime keeps a 4-D float tensor whose channel count is a multiple of 16 in oneDNN's nChw16c
-// (channel blocks of 16 innermost) instead of NCHW, which saves the layout conversions oneDNN's
-// convolutions would otherwise need around every layer. Same byte size as NCHW (no padding).
+// the runtime keeps a 4-D activation in the layout the convolutions compute in instead of NCHW,
+// which saves the layout conversions they would otherwise need around every layer:
+//   - float32 with a channel count that is a multiple of 16: oneDNN's nChw16c (channel blocks of
+//     16 innermost);
+//   - INT8: channels-last (NHWC), any channel count.
+// Either way the byte size is NCHW's (no padding). "Blocked" below means that layout.
 // What a kernel can take, per node (Kernel::blocked_io):
 enum class BlockedIo : uint8_t {
   kNone,     // NCHW only (the default)
@@ -70,7 +73,7 @@ struct KernelContext {
   bool round_fp16 = false;
   // The executor's shared scratch, or nullptr (then a kernel allocates its own).
   SharedScratch* scratch = nullptr;
-  // Per input / per output: 1 when the runtime keeps that tensor in nChw16c (BlockedIo). Empty or
+  // Per input / per output: 1 when the runtime keeps that tensor blocked (BlockedIo). Empty or
   // short vectors mean NCHW (every executor but the context's).
   std::vector<uint8_t> in_blocked, out_blocked;
 
@@ -94,7 +97,7 @@ class Kernel {
   // round_to_fp16) whenever ctx.round_fp16 is set, so the runtime skips its own pass over them.
   // Kernels that write outputs in registers do it there, saving a pass over memory.
   virtual bool rounds_fp16_outputs() const { return false; }
-  // Which of the node's activations the kernel can take in nChw16c (BlockedIo). Asked before
+  // Which of the node's activations the kernel can take blocked (BlockedIo). Asked before
   // prepare(), which then finds the decision in KernelContext::in_blocked / out_blocked.
   virtual BlockedIo blocked_io(const Graph& g, const Node& n) const { return BlockedIo::kNone; }
 };

@@ -7,8 +7,9 @@ namespace orknn {
 namespace {
 
 bool blockable(const Tensor& t) {
-  return !t.is_const() && t.dtype == DType::kF32 && t.shape.size() == 4 && t.shape[1] > 0 && t.shape[1] % 16 == 0 &&
-         t.numel() > 0;
+  if (t.is_const() || t.shape.size() != 4 || t.numel() <= 0) return false;
+  if (t.dtype == DType::kF32) return t.shape[1] % 16 == 0;  // nChw16c without padding
+  return t.dtype == DType::kI8;                              // NHWC
 }
 
 }  // namespace
@@ -46,6 +47,8 @@ std::vector<uint8_t> choose_blocked_tensors(const Graph& g, const std::vector<Bl
   }
   return blocked;
 }
+
+const char* blocked_layout_name(DType dtype) { return dtype == DType::kI8 ? "nhwc" : "nChw16c"; }
 
 bool blocked_layout_disabled() {  // read per plan, so that a test can compare both in one process
   const char* v = std::getenv("OPENRKNN_DISABLE_BLOCKED_LAYOUT");

@@ -1,5 +1,5 @@
-// Which activation tensors an executor keeps in nChw16c instead of NCHW (kernels/kernel.h,
-// BlockedIo; docs/kernels.md "Blocked activations").
+// Which activation tensors an executor keeps blocked instead of NCHW: nChw16c for float32, NHWC
+// for INT8 (kernels/kernel.h, BlockedIo; docs/kernels.md "Blocked activations").
 #pragma once
 #include <cstdint>
 #include <vector>
@@ -9,11 +9,14 @@
 
 namespace orknn {
 
-// One flag per tensor of g (1 = nChw16c), given what the kernel chosen for each node can take
-// (node_io[k] for g.nodes[k]). A tensor is blocked when it is a 4-D float activation with a channel
-// count that is a multiple of 16, neither a graph input nor output, every node touching it takes it
-// (kEach), or takes it together with all its other activations (kUniform).
+// One flag per tensor of g (1 = blocked), given what the kernel chosen for each node can take
+// (node_io[k] for g.nodes[k]). A tensor is blocked when it is a 4-D activation, float32 with a
+// channel count that is a multiple of 16 or INT8, neither a graph input nor output, and every node
+// touching it takes it (kEach), or takes it together with all its other activations (kUniform).
 std::vector<uint8_t> choose_blocked_tensors(const Graph& g, const std::vector<BlockedIo>& node_io);
+
+// The name of a blocked tensor's layout ("nChw16c" or "nhwc"), for reports.
+const char* blocked_layout_name(DType dtype);
 
 // OPENRKNN_DISABLE_BLOCKED_LAYOUT=1 keeps every tensor NCHW (A/B measurements).
 bool blocked_layout_disabled();

@@ -404,7 +404,7 @@ Status Context::build_steps() {
     s.kctx.scratch = &scratch_;
     steps_.push_back(std::move(s));
   }
-  // Tensors kept in nChw16c between the kernels that take it (runtime/blocked_layout.h).
+  // Tensors kept blocked (nChw16c / NHWC) between the kernels that take it (runtime/blocked_layout.h).
   if (allow_fast && !blocked_layout_disabled()) {
     std::vector<BlockedIo> io(g.nodes.size());
     for (size_t k = 0; k < g.nodes.size(); ++k) io[k] = steps_[k].kernel->blocked_io(g, g.nodes[k]);
@@ -815,7 +815,8 @@ Status Context::query(int cmd, void* info, uint32_t size) {
       if (!(flags_ & RKNN_FLAG_COLLECT_PERF_MASK)) {
         perf_detail_ = "per-layer timing is collected when rknn_init is given RKNN_FLAG_COLLECT_PERF_MASK\n";
       } else {
-        // Layout: how the runtime holds the output between kernels (NCHW order, or blocked nChw16c).
+        // Layout: how the runtime holds the output between kernels (NCHW order, or blocked: nChw16c
+        // for float, nhwc for INT8).
         // MACs: multiply-accumulates of the layer (convolutions and matrix products; 0 otherwise).
         perf_detail_ = strfmt("%-5s %-22s %-32s %-18s %-20s %-8s %12s %10s\n", "ID", "OpType", "Name", "Kernel",
                               "OutputShape", "Layout", "MACs", "Time(us)");
@@ -825,7 +826,7 @@ Status Context::query(int cmd, void* info, uint32_t size) {
           perf_detail_ += strfmt("%-5zu %-22s %-32s %-18s %-20s %-8s %12lld %10lld\n", i, op_name(s.kctx.node->op),
                                  s.kctx.node->name.c_str(), s.kernel_name.c_str(),
                                  shape_str(s.kctx.out_tensor(0).shape).c_str(),
-                                 s.kctx.output_blocked(0) ? "nChw16c" : "plain",
+                                 s.kctx.output_blocked(0) ? blocked_layout_name(s.kctx.out_tensor(0).dtype) : "plain",
                                  static_cast<long long>(node_macs(model_->graph, *s.kctx.node)),
                                  static_cast<long long>(s.last_us));
           total += s.last_us;

@@ -1,7 +1,7 @@
 // The runtime's blocked activation layout (runtime/blocked_layout.h; docs/kernels.md "Blocked
 // activations"): on real models, outputs bit-identical to the all-NCHW run
-// (OPENRKNN_DISABLE_BLOCKED_LAYOUT=1) in fp16 and fp32, at 1 and 2 threads, and the per-layer
-// report shows that tensors were actually kept in nChw16c.
+// (OPENRKNN_DISABLE_BLOCKED_LAYOUT=1) in fp16 and fp32 (nChw16c) and INT8 (NHWC), at 1 and 2
+// threads, and the per-layer report shows that tensors were actually kept blocked.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -18,35 +18,44 @@ namespace {
 
 using namespace model_test;
 
-void expect_blocked_matches_nchw(const std::string& name, size_t min_blocked) {
-  const std::string base = models_dir() + "/" + name;
+// `model` (converted from `onnx`) run with and without the blocked layout, at 1 and 2 threads:
+// the same bytes out, and at least `min_blocked` layers reported with output layout `layout`.
+void expect_model_blocked_matches_nchw(const std::string& onnx, const ConvertOptions& opts, const char* layout,
+                                       size_t min_blocked) {
+  const std::string base = models_dir() + "/" + onnx;
   ASSERT_TRUE(file_exists(base + ".onnx")) << base << ".onnx is missing: run scripts/prepare_test_models.sh";
   std::vector<float> input;
-  ASSERT_TRUE(read_f32(base + ".in.f32", &input));
+  const std::string name = onnx.substr(0, onnx.find("_qdq"));
+  ASSERT_TRUE(read_f32(models_dir() + "/" + name + ".in.f32", &input));
   const std::vector<ModelInput> in = {{input.data(), input.size() * sizeof(float), RKNN_TENSOR_FLOAT32, RKNN_TENSOR_NCHW}};
+  std::vector<uint8_t> model;
+  ASSERT_NO_FATAL_FAILURE(convert_model(base + ".onnx", opts, &model));
+  for (const char* threads : {"1", "2"}) {
+    SCOPED_TRACE(std::string("threads ") + threads);
+    const SetEnv t("OPENRKNN_NUM_THREADS", threads);
+    std::vector<std::vector<float>> blocked, nchw;
+    std::string blocked_perf, nchw_perf;
+    run_model(model, in, &blocked, nullptr, &blocked_perf);
+    {
+      const SetEnv off("OPENRKNN_DISABLE_BLOCKED_LAYOUT", "1");
+      run_model(model, in, &nchw, nullptr, &nchw_perf);
+    }
+    EXPECT_GE(count_words(blocked_perf, layout), min_blocked) << blocked_perf;
+    EXPECT_EQ(count_words(nchw_perf, layout), 0u);
+    ASSERT_EQ(blocked.size(), 1u);
+    ASSERT_EQ(nchw.size(), 1u);
+    ASSERT_EQ(blocked[0].size(), nchw[0].size());
+    EXPECT_EQ(std::memcmp(blocked[0].data(), nchw[0].data(), nchw[0].size() * sizeof(float)), 0);
+  }
+}
+
+// Float models, fp16 and fp32 storage: nChw16c.
+void expect_blocked_matches_nchw(const std::string& name, size_t min_blocked) {
   for (FloatPrecision precision : {FloatPrecision::kFp16, FloatPrecision::kFp32}) {
     SCOPED_TRACE(name + (precision == FloatPrecision::kFp16 ? " fp16" : " fp32"));
     ConvertOptions opts;
     opts.precision = precision;
-    std::vector<uint8_t> model;
-    ASSERT_NO_FATAL_FAILURE(convert_model(base + ".onnx", opts, &model));
-    for (const char* threads : {"1", "2"}) {
-      SCOPED_TRACE(std::string("threads ") + threads);
-      const SetEnv t("OPENRKNN_NUM_THREADS", threads);
-      std::vector<std::vector<float>> blocked, nchw;
-      std::string blocked_perf, nchw_perf;
-      run_model(model, in, &blocked, nullptr, &blocked_perf);
-      {
-        const SetEnv off("OPENRKNN_DISABLE_BLOCKED_LAYOUT", "1");
-        run_model(model, in, &nchw, nullptr, &nchw_perf);
-      }
-      EXPECT_GE(count_words(blocked_perf, "nChw16c"), min_blocked) << blocked_perf;
-      EXPECT_EQ(count_words(nchw_perf, "nChw16c"), 0u);
-      ASSERT_EQ(blocked.size(), 1u);
-      ASSERT_EQ(nchw.size(), 1u);
-      ASSERT_EQ(blocked[0].size(), nchw[0].size());
-      EXPECT_EQ(std::memcmp(blocked[0].data(), nchw[0].data(), nchw[0].size() * sizeof(float)), 0);
-    }
+    expect_model_blocked_matches_nchw(name, opts, "nChw16c", min_blocked);
   }
 }
 
@@ -75,6 +84,18 @@ TEST(BlockedLayout, EfficientnetB0BitIdenticalToNchw) {
 TEST(BlockedLayout, MobilenetV3SmallBitIdenticalToNchw) {
   if (!has_avx512()) GTEST_SKIP() << "CPU without AVX-512";
   expect_blocked_matches_nchw("mobilenet_v3_small", 20);
+}
+
+// INT8 (the QDQ models, converted with their own parameters): NHWC between the oneDNN
+// convolutions, residual Adds, Relu tables, MaxPool and the global pooling.
+TEST(BlockedLayout, Int8Resnet18BitIdenticalToNchw) {
+  if (!has_avx512()) GTEST_SKIP() << "CPU without AVX-512";
+  expect_model_blocked_matches_nchw("resnet18_qdq", ConvertOptions(), "nhwc", 25);
+}
+
+TEST(BlockedLayout, Int8MobilenetV2BitIdenticalToNchw) {
+  if (!has_avx512()) GTEST_SKIP() << "CPU without AVX-512";
+  expect_model_blocked_matches_nchw("mobilenet_v2_qdq", ConvertOptions(), "nhwc", 30);
 }
 
 }  // namespace

@@ -337,5 +337,35 @@ TEST(QuantBinaryFast, Avx512BlockBroadcastsBitExactAgainstReference) {
     }
 }
 
+// Channels-last INT8 activations (the runtime's blocked layout): the kernel takes them when both
+// operands are activations of the output's shape (element i from element i), and the result is
+// the reference's; a broadcast or a constant operand keeps the node NCHW.
+TEST(QuantBinaryFast, Avx512NhwcOnlyWithoutBroadcast) {
+  if (!__builtin_cpu_supports("avx512bw")) GTEST_SKIP() << "no AVX-512BW on this CPU";
+  const QuantParams qa = qp(0.0235f, -17), qb = qp(0.0117f, 41), qy = qp(0.0391f, 3);
+  const Shape s = {2, 24, 7, 9};
+  const size_t n = static_cast<size_t>(shape_numel(s));
+  for (OpId op : {OpId::Add, OpId::Sub, OpId::Mul}) {
+    const TensorData a = q8(s, random_i8(n, 1), qa), b = q8(s, random_i8(n, 2), qb);
+    OpResult ref_r = run_q(op, a, b, qy, "ref");
+    ASSERT_OK(ref_r.status);
+    for (int threads : {1, 2}) {
+      int blocked = 0;
+      OpResult r = run_op_blocked(op, Attrs(), {a, b}, "avx512_int8", threads, &blocked, {qy});
+      ASSERT_OK(r.status);
+      EXPECT_EQ(blocked, 3);
+      EXPECT_EQ(out_i8(r), out_i8(ref_r)) << op_name(op) << " threads=" << threads;
+    }
+    int blocked = -1;
+    OpResult bc = run_op_blocked(op, Attrs(), {a, q8({2, 24, 1, 1}, random_i8(48, 3), qb)}, "avx512_int8", 1,
+                                 &blocked, {qy});
+    ASSERT_OK(bc.status);
+    EXPECT_EQ(blocked, 0) << "broadcast";
+    OpResult cst = run_op_blocked(op, Attrs(), {a, q8(s, random_i8(n, 4), qb, true)}, "avx512_int8", 1, &blocked, {qy});
+    ASSERT_OK(cst.status);
+    EXPECT_EQ(blocked, 0) << "constant operand";
+  }
+}
+
 }  // namespace
 }  // namespace orknn::test

@@ -317,15 +317,19 @@ TEST(ElementwiseX86, QuantizedUnaryTableIsBitExactWithReference) {
   // tensor for 2 threads.
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(find_op(c.op)->name));
-    for (int64_t n : {int64_t(1), int64_t(63), int64_t(64), int64_t(65), int64_t(256 * 5 + 17), int64_t(300000)}) {
-      std::vector<int8_t> x(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) x[static_cast<size_t>(i)] = static_cast<int8_t>((i * 37 + 11) & 0xFF);
-      TensorData in = TensorData::of(Shape{n}, x, DType::kI8);
+    QuantParams qy;
+    qy.scale = {c.s_y};
+    qy.zero_point = {c.zp_y};
+    auto input = [&](const Shape& s, int64_t step) {  // codes (i * step + 11) mod 256
+      std::vector<int8_t> x(static_cast<size_t>(shape_numel(s)));
+      for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int8_t>((static_cast<int64_t>(i) * step + 11) & 0xFF);
+      TensorData in = TensorData::of(s, x, DType::kI8);
       in.quant.scale = {c.s_x};
       in.quant.zero_point = {c.zp_x};
-      QuantParams qy;
-      qy.scale = {c.s_y};
-      qy.zero_point = {c.zp_y};
+      return in;
+    };
+    for (int64_t n : {int64_t(1), int64_t(63), int64_t(64), int64_t(65), int64_t(256 * 5 + 17), int64_t(300000)}) {
+      const TensorData in = input(Shape{n}, 37);
       const OpResult ref = test::run_op(c.op, c.attrs, {in}, 1, "ref", 1, {qy});
       ASSERT_TRUE(ref.status.ok()) << ref.status.message();
       ASSERT_EQ(ref.kernel_name, "ref_int8");
@@ -336,6 +340,15 @@ TEST(ElementwiseX86, QuantizedUnaryTableIsBitExactWithReference) {
         EXPECT_EQ(got.outputs.at(0).as<int8_t>(), ref.outputs.at(0).as<int8_t>()) << "n=" << n << " threads=" << threads;
       }
     }
+    // A 4-D activation channels-last (the runtime's blocked INT8 layout): the same map per element.
+    const TensorData in = input(Shape{2, 5, 6, 7}, 53);
+    const OpResult ref = test::run_op(c.op, c.attrs, {in}, 1, "ref", 1, {qy});
+    ASSERT_TRUE(ref.status.ok()) << ref.status.message();
+    int blocked = 0;
+    const OpResult got = test::run_op_blocked(c.op, c.attrs, {in}, "avx512_int8_table", 1, &blocked, {qy});
+    ASSERT_TRUE(got.status.ok()) << got.status.message();
+    EXPECT_EQ(blocked, 2);
+    EXPECT_EQ(got.outputs.at(0).as<int8_t>(), ref.outputs.at(0).as<int8_t>()) << "NHWC";
   }
 }
 

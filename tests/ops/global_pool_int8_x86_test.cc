@@ -54,6 +54,12 @@ void check(const Shape& shape, const std::vector<int8_t>& x, const QuantParams& 
     EXPECT_EQ(fast.kernel_name, kKernel);
     EXPECT_EQ(fast.outputs[0].shape, ref.outputs[0].shape);
     EXPECT_EQ(fast.outputs[0].bytes, ref.outputs[0].bytes) << threads << " threads";
+    if (shape.size() != 4) continue;
+    int blocked = 0;  // input channels-last (the runtime's blocked INT8 layout)
+    OpResult b = test::run_op_blocked(OpId::GlobalAveragePool, Attrs(), {in}, kKernel, threads, &blocked, {qy});
+    ASSERT_TRUE(b.status.ok()) << b.status.message();
+    EXPECT_GE(blocked, 1);
+    EXPECT_EQ(b.outputs[0].bytes, ref.outputs[0].bytes) << threads << " threads, NHWC";
   }
 }
 

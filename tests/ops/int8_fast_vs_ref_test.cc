@@ -24,6 +24,7 @@
 #include "graph/ir.h"
 #include "kernels/kernel.h"
 #include "ops/op.h"
+#include "runtime/blocked_layout.h"
 #include "testutil/op_harness.h"
 #include "int8_test_helpers.h"
 
@@ -68,9 +69,12 @@ int8_t spec_requant(int64_t acc, float m, int zp_y, const SpecAct& act, float s_
 
 // Runs the kernel registered as `name` on node n. Non-constant inputs come from `data` (one entry
 // per node input; ignored for constants). Returns false (with *why) if it is not registered or
-// declines the node. The output buffer has guard bytes that must stay untouched.
+// declines the node. The output buffer has guard bytes that must stay untouched. With `blocked`,
+// the activations the runtime would keep blocked (NHWC) for this node are handed over so, and
+// *n_blocked counts them; the result is NCHW either way.
 bool run_kernel(const Graph& g, const Node& n, const std::string& name, int threads,
-                const std::vector<std::vector<int8_t>>& data, std::vector<int8_t>* out, std::string* why) {
+                const std::vector<std::vector<int8_t>>& data, std::vector<int8_t>* out, std::string* why,
+                bool blocked = false, int* n_blocked = nullptr) {
   const KernelEntry* entry = nullptr;
   for (const KernelEntry* e : kernels_for(n.op))
     if (name == e->name) entry = e;
@@ -93,6 +97,23 @@ bool run_kernel(const Graph& g, const Node& n, const std::string& name, int thre
   constexpr size_t kGuard = 64;
   std::vector<int8_t> buf(nbytes + kGuard, 0x5a);
   ctx.outputs.push_back(buf.data());
+  if (blocked) {
+    Graph one = g;
+    one.nodes = {n};
+    const std::vector<uint8_t> b = choose_blocked_tensors(one, {k->blocked_io(g, n)});
+    int count = 0;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const int t = n.inputs[i];
+      ctx.in_blocked.push_back(t >= 0 && b[static_cast<size_t>(t)]);
+      if (!ctx.in_blocked.back()) continue;
+      const std::vector<int8_t> plain = bufs[i];
+      test::convert_blocked(g.tensor(t).shape, g.tensor(t).dtype, plain.data(), bufs[i].data(), true);
+      ++count;
+    }
+    ctx.out_blocked.push_back(b[static_cast<size_t>(n.outputs[0])]);
+    count += ctx.out_blocked.back();
+    if (n_blocked) *n_blocked = count;
+  }
   Status st = k->prepare(ctx);
   if (!st.ok()) { *why = "prepare: " + st.message(); return false; }
   k->run(ctx);
@@ -100,6 +121,10 @@ bool run_kernel(const Graph& g, const Node& n, const std::string& name, int thre
   for (size_t i = nbytes; i < buf.size(); ++i)
     if (buf[i] != 0x5a) { *why = "wrote past the output"; return false; }
   out->assign(buf.begin(), buf.begin() + static_cast<long>(nbytes));
+  if (ctx.output_blocked(0)) {
+    const std::vector<int8_t> b = *out;
+    test::convert_blocked(g.tensor(n.outputs[0]).shape, DType::kI8, b.data(), out->data(), false);
+  }
   return true;
 }
 
@@ -153,16 +178,20 @@ bool check_fast(const Graph& g, const Node& n, const std::string& fast, const st
   bool ran = false;
   for (x86::Int8Isa isa : isa_paths()) {
     x86::int8_set_isa_override(isa);
-    for (int threads : {1, 2}) {
-      std::vector<int8_t> got;
-      std::string why;
-      if (!run_kernel(g, n, fast, threads, data, &got, &why)) {
-        if (why != "declined") ADD_FAILURE() << fast << ": " << why;
-        return false;
+    for (int threads : {1, 2})
+      for (bool blocked : {false, true}) {
+        std::vector<int8_t> got;
+        std::string why;
+        int n_blocked = 0;
+        if (!run_kernel(g, n, fast, threads, data, &got, &why, blocked, &n_blocked)) {
+          if (why != "declined") ADD_FAILURE() << fast << ": " << why;
+          return false;
+        }
+        if (blocked && n_blocked == 0) continue;  // the kernel takes NCHW only here: run already
+        ran = true;
+        EXPECT_EQ(first_mismatch(got, want), "")
+            << fast << " threads=" << threads << " isa=" << static_cast<int>(isa) << " nhwc tensors=" << n_blocked;
       }
-      ran = true;
-      EXPECT_EQ(first_mismatch(got, want), "") << fast << " threads=" << threads << " isa=" << static_cast<int>(isa);
-    }
   }
   return ran;
 }

@@ -216,7 +216,8 @@ TEST(QuantWindowPoolRef, MatchesNaiveLoop) {
 // The fast int8 MaxPools (nodes whose output keeps the input's parameters) must give exactly the
 // naive loop's codes: the hand-written NCHW kernel (stride 1 and 2 vector paths, other strides
 // scalar, rows wider than a vector, windows over padding only, ceil_mode) and oneDNN's s8 pooling;
-// the hand-written one is the kernel chosen where the CPU runs it.
+// the hand-written one is the kernel chosen where the CPU runs it, and also runs with input and
+// output channels-last (the runtime's blocked INT8 layout).
 TEST(QuantMaxPoolFast, FastKernelsMatchNaiveLoopBitExactly) {
   const std::vector<Pool2d> configs = {
       {2, 2, 2, 2, 0, 0, 0, 0, 0, 0}, {3, 3, 2, 2, 1, 1, 1, 1, 0, 0}, {3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
@@ -249,6 +250,13 @@ TEST(QuantMaxPoolFast, FastKernelsMatchNaiveLoopBitExactly) {
           EXPECT_EQ(out_i8(r), want) << "kernel " << k << " k " << c.kh << "x" << c.kw << " s " << c.sh << "x" << c.sw
                                      << " W " << W << " threads " << threads;
           ++checked;
+          if (k != "x86_maxpool_int8") continue;
+          int blocked = 0;
+          OpResult b = test::run_op_blocked(OpId::MaxPool, attrs, {q8({N, C, H, W}, x, q)}, k, threads, &blocked, {q});
+          ASSERT_OK(b.status);
+          EXPECT_EQ(blocked, 2);
+          EXPECT_EQ(out_i8(b), want) << "NHWC, k " << c.kh << "x" << c.kw << " s " << c.sh << "x" << c.sw << " W " << W
+                                     << " threads " << threads;
         }
       }
   EXPECT_GT(checked, 50);

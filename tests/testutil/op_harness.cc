@@ -8,19 +8,6 @@ namespace orknn::test {
 
 namespace {
 
-// NCHW <-> nChw16c (C a multiple of 16).
-void convert_blocked(const Shape& s, const float* src, float* dst, bool to_blocked) {
-  const int64_t n = s[0], c = s[1], hw = s[2] * s[3];
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t ch = 0; ch < c; ++ch)
-      for (int64_t p = 0; p < hw; ++p) {
-        const int64_t plain = (i * c + ch) * hw + p;
-        const int64_t blocked = ((i * (c / 16) + ch / 16) * hw + p) * 16 + ch % 16;
-        if (to_blocked) dst[blocked] = src[plain];
-        else dst[plain] = src[blocked];
-      }
-}
-
 OpResult run_op_impl(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, int n_outputs,
                      const std::string& kernel, int num_threads, const std::vector<QuantParams>& out_quant,
                      int* blocked_count) {
@@ -91,8 +78,7 @@ OpResult run_op_impl(OpId op, const Attrs& attrs, const std::vector<TensorData>&
       ctx.in_blocked.push_back(b);
       if (!b) continue;
       std::vector<uint8_t> plain = in_bufs[i];
-      convert_blocked(g.tensor(t).shape, reinterpret_cast<const float*>(plain.data()),
-                      reinterpret_cast<float*>(in_bufs[i].data()), true);
+      convert_blocked(g.tensor(t).shape, g.tensor(t).dtype, plain.data(), in_bufs[i].data(), true);
       ++*blocked_count;
     }
     for (int t : n.outputs) {
@@ -113,8 +99,7 @@ OpResult run_op_impl(OpId op, const Attrs& attrs, const std::vector<TensorData>&
   for (size_t i = 0; i < n.outputs.size(); ++i) {
     if (ctx.output_blocked(i)) {
       std::vector<uint8_t> b = out_bufs[i];
-      convert_blocked(g.tensor(n.outputs[i]).shape, reinterpret_cast<const float*>(b.data()),
-                      reinterpret_cast<float*>(out_bufs[i].data()), false);
+      convert_blocked(g.tensor(n.outputs[i]).shape, g.tensor(n.outputs[i]).dtype, b.data(), out_bufs[i].data(), false);
     }
     const Tensor& t = g.tensor(n.outputs[i]);
     TensorData d;
@@ -135,8 +120,22 @@ OpResult run_op(OpId op, const Attrs& attrs, const std::vector<TensorData>& inpu
 }
 
 OpResult run_op_blocked(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, const std::string& kernel,
-                        int num_threads, int* blocked) {
-  return run_op_impl(op, attrs, inputs, 1, kernel, num_threads, {}, blocked);
+                        int num_threads, int* blocked, const std::vector<QuantParams>& out_quant) {
+  return run_op_impl(op, attrs, inputs, 1, kernel, num_threads, out_quant, blocked);
+}
+
+void convert_blocked(const Shape& s, DType dtype, const void* src, void* dst, bool to_blocked) {
+  const int64_t n = s[0], c = s[1], hw = s[2] * s[3];
+  const bool f32 = dtype == DType::kF32;
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < hw; ++p) {
+        const int64_t plain = (i * c + ch) * hw + p;
+        const int64_t blocked = f32 ? ((i * (c / 16) + ch / 16) * hw + p) * 16 + ch % 16 : (i * hw + p) * c + ch;
+        const int64_t from = to_blocked ? plain : blocked, to = to_blocked ? blocked : plain;
+        if (f32) static_cast<float*>(dst)[to] = static_cast<const float*>(src)[from];
+        else static_cast<uint8_t*>(dst)[to] = static_cast<const uint8_t*>(src)[from];
+      }
 }
 
 std::vector<float> random_floats(size_t n, uint32_t seed, float lo, float hi) {

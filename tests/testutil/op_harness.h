@@ -47,12 +47,17 @@ OpResult run_op(OpId op, const Attrs& attrs, const std::vector<TensorData>& inpu
                 const std::string& kernel = "ref", int num_threads = 1,
                 const std::vector<QuantParams>& out_quant = {});
 
-// run_op with the runtime's blocked activations (kernels/kernel.h BlockedIo): every 4-D float
-// activation whose channel count is a multiple of 16 is handed to the kernel in nChw16c, as far
-// as the kernel's blocked_io() takes it (kUniform: all or none), and converted back to NCHW for the
-// result; *blocked gets the number of tensors that were blocked.
+// run_op with the runtime's blocked activations (kernels/kernel.h BlockedIo): the activations the
+// runtime would block for this one node (float32 with a multiple of 16 channels: nChw16c; INT8:
+// NHWC), as far as the kernel's blocked_io() takes them, are handed to the kernel blocked and
+// converted back to NCHW for the result; *blocked gets the number of tensors that were blocked.
 OpResult run_op_blocked(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, const std::string& kernel,
-                        int num_threads, int* blocked);
+                        int num_threads, int* blocked, const std::vector<QuantParams>& out_quant = {});
+
+// A 4-D tensor's bytes NCHW -> its blocked layout (to_blocked) or back: nChw16c for float32 (C a
+// multiple of 16), NHWC for 1-byte types. Written here from the layouts' definitions, independently
+// of the kernels.
+void convert_blocked(const Shape& s, DType dtype, const void* src, void* dst, bool to_blocked);
 
 std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f);
 

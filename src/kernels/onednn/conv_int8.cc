@@ -315,6 +315,14 @@ bool supports_conv_int8(const Graph& g, const Node& n) {
 
 template <bool kTransposed>
 class ConvInt8 final : public OnednnKernel {
+ public:
+  // A 2-D Conv's input and output may each be NHWC (kernel.h): the packing then copies rows
+  // instead of transposing, and the requantization writes rows.
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override {
+    const Tensor* x = g.input(n, 0);
+    return !kTransposed && x && x->shape.size() == 4 ? BlockedIo::kEach : BlockedIo::kNone;
+  }
+
  protected:
   Status build(const KernelContext& ctx) override {
     ConvInt8Plan plan = conv_int8_plan(*ctx.graph, *ctx.node, kTransposed);
@@ -371,15 +379,19 @@ class ConvInt8 final : public OnednnKernel {
     const int64_t rows_per_run = w_unpadded ? g.in[1] : 1;
     const int64_t runs_per_slice = g.in[1] / rows_per_run;
     const int64_t runs = g.batch * g.in[0] * runs_per_slice;
+    const bool nhwc = ctx.input_blocked(0);
     parallel_ranges(runs, ctx.num_threads, [&](int64_t r0, int64_t r1, int) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t h = (r % runs_per_slice) * rows_per_run;
         const int64_t dz = (r / runs_per_slice) % g.in[0];
         const int64_t b = r / (runs_per_slice * g.in[0]);
-        const int8_t* in = x + b * c * plane + (dz * g.in[1] + h) * g.in[2];
+        const int64_t pixel = (dz * g.in[1] + h) * g.in[2];  // of the run's first input pixel
         uint8_t* out = buf + b * image + (dz + g.pack_pad[0]) * slice + (h + g.pack_pad[1]) * row_px +
                        g.pack_pad[2] * c;
-        x86::planar_to_u8_channels_last(in, c, rows_per_run * g.in[2], plane, out, c);
+        if (nhwc)
+          x86::int8_to_u8(x + (b * plane + pixel) * c, rows_per_run * g.in[2] * c, out);
+        else
+          x86::planar_to_u8_channels_last(x + b * c * plane + pixel, c, rows_per_run * g.in[2], plane, out, c);
       }
     });
   }
@@ -403,7 +415,7 @@ class ConvInt8 final : public OnednnKernel {
         const int64_t np = std::min(chunk, pixels - p0);
         int32_t* a = acc + (b * pixels + p0) * oc;
         if (kTransposed) add_wrapping(a, comp_map_.data() + p0 * oc, np * oc);
-        x86::requant_to_planar(a, np, oc, oc, y + b * oc * pixels + p0, pixels, requant_);
+        requant_out(ctx, a, np, b * pixels + p0, y);
       }
     });
   }
@@ -496,7 +508,7 @@ class ConvInt8 final : public OnednnKernel {
 
   void run_bands(const KernelContext& ctx) {
     const ConvInt8Geometry& g = geo_;
-    const int64_t oc = g.c_out, out_w = g.out[2], pixels = g.out_pixels();
+    const int64_t out_w = g.out[2], pixels = g.out_pixels();
     int8_t* y = ctx.out<int8_t>(0);
     const int64_t jobs = static_cast<int64_t>(bands_.size());
     const int nt = std::min(ctx.num_threads, static_cast<int>(band_slots_.size()));
@@ -516,9 +528,20 @@ class ConvInt8 final : public OnednnKernel {
       }
       dnnl_stream_wait(sl.stream.get());
       const int32_t* acc = static_cast<const int32_t*>(sl.acc[0].get_data_handle());
-      x86::requant_to_planar(acc, sh.rows * out_w, oc, oc, y + band.image * oc * pixels + band.first_row * out_w,
-                             pixels, requant_);
+      requant_out(ctx, acc, sh.rows * out_w, band.image * pixels + band.first_row * out_w, y);
     });
+  }
+
+  // Requantizes `pixels` channels-last accumulator rows into y from output pixel `first` on
+  // (counted over the batch): NCHW, the transposition part of the pass, or NHWC rows.
+  void requant_out(const KernelContext& ctx, const int32_t* acc, int64_t pixels, int64_t first, int8_t* y) const {
+    const int64_t oc = geo_.c_out, image = geo_.out_pixels();
+    if (ctx.output_blocked(0)) {
+      x86::requant_rows(acc, pixels, oc, oc, y + first * oc, oc, requant_);
+    } else {
+      const int64_t b = first / image, p = first % image;
+      x86::requant_to_planar(acc, pixels, oc, oc, y + b * oc * image + p, image, requant_);
+    }
   }
 
   // a[i] += b[i] modulo 2^32.

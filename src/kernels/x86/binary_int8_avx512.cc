@@ -100,6 +100,16 @@ constexpr int64_t kMinElementsPerThread = 65536;
 template <QuantBinaryKind kKind>
 class QuantBinaryAvx512 : public Kernel {
  public:
+  // Two activations without broadcasting: element i of the output is op(element i of each input)
+  // with per-tensor parameters, so any layout, as long as all three share it (kernel.h). (A
+  // constant operand stays NCHW: not that.)
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override {
+    const Tensor& a = *g.input(n, 0);
+    const Tensor& b = *g.input(n, 1);
+    const Shape& y = g.tensor(n.outputs[0]).shape;
+    const bool same = a.shape == y && b.shape == y && !a.is_const() && !b.is_const();
+    return same ? BlockedIo::kUniform : BlockedIo::kNone;
+  }
   Status prepare(const KernelContext& ctx) override {
     for (size_t i = 0; i < 2; ++i) ORKNN_RETURN_IF_ERROR(check_q8_input(*ctx.graph, *ctx.node, i));
     ORKNN_RETURN_IF_ERROR(check_q8_output(*ctx.graph, *ctx.node, 0));

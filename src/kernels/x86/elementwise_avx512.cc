@@ -470,6 +470,7 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void lookup_range(const u
 
 class TableQ8Avx512 : public Kernel {
  public:
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override { return elementwise_blocked_io(g, n); }
   Status prepare(const KernelContext& ctx) override {
     // A one-node graph of the same op, attributes and parameters on 256 elements: the reference
     // kernel maps every code, which is the table.

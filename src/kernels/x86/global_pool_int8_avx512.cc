@@ -8,6 +8,9 @@
 // then acc = sum - count * (128 + zp_x). The per-plane result uses the reference's scalar float
 // operations (quant_util.h).
 // Per-axis parameters stay on the reference kernel (the converter never makes them for activations).
+// A 4-D input kept channels-last between convolutions (kernel.h, blocked) is summed per channel
+// instead, 16 channels per vector of int32 sums (exact below 2^23 pixels, where blocked_io() stops
+// offering it); the output [N,C,1,1] has the same bytes in either layout.
 
 // GCC 12 reports the placeholders inside its own AVX-512 intrinsics as "may be used
 // uninitialized" (a false positive); the pragma must precede the header to cover them.
@@ -75,15 +78,34 @@ __attribute__((target("avx512f,avx512bw"))) int64_t biased_sum(const int8_t* x, 
   return sum;
 }
 
+// sums[i] = sum of x over the pixels of channel i < n <= 16 of an NHWC image (pixels `c` bytes
+// apart, x at the first of the n channels).
+__attribute__((target("avx512f,avx512bw"))) void channel_sums(const int8_t* x, int64_t pixels, int64_t c, int64_t n,
+                                                             int32_t* sums) {
+  const __mmask64 m = (__mmask64(1) << n) - 1;
+  __m512i acc = _mm512_setzero_si512();
+  for (int64_t p = 0; p < pixels; ++p)
+    acc = _mm512_add_epi32(acc, _mm512_cvtepi8_epi32(_mm512_castsi512_si128(_mm512_maskz_loadu_epi8(m, x + p * c))));
+  _mm512_mask_storeu_epi32(sums, static_cast<__mmask16>(m), acc);
+}
+
+// Largest image (pixels) summed channels-last: the int32 sums stay exact.
+constexpr int64_t kMaxNhwcPixels = int64_t{1} << 23;
+
 // Below this many input bytes per thread, waking another thread costs more than it saves.
 constexpr int64_t kMinBytesPerThread = 64 * 1024;
 
 class GlobalAveragePoolInt8 : public Kernel {
  public:
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override {
+    const Shape& s = g.tensor(n.inputs[0]).shape;
+    return s.size() == 4 && s[2] * s[3] <= kMaxNhwcPixels ? BlockedIo::kEach : BlockedIo::kNone;
+  }
   Status prepare(const KernelContext& ctx) override {
     ORKNN_RETURN_IF_ERROR(check_q8_input(*ctx.graph, *ctx.node, 0));
     ORKNN_RETURN_IF_ERROR(check_q8_output(*ctx.graph, *ctx.node, 0));
     const Shape& s = ctx.in_tensor(0).shape;
+    channels_ = s[1];
     planes_ = s[0] * s[1];
     plane_ = 1;
     for (size_t d = 2; d < s.size(); ++d) plane_ *= s[d];
@@ -102,6 +124,7 @@ class GlobalAveragePoolInt8 : public Kernel {
       for (int64_t p = 0; p < planes_; ++p) y[p] = static_cast<int8_t>(sat8(zp_y_));
       return;
     }
+    if (ctx.input_blocked(0)) return run_nhwc(x, y, ctx.num_threads);
     const int64_t offset = plane_ * (128 + static_cast<int64_t>(zp_x_));
     parallel_ranges(planes_, threads_for(planes_ * plane_, kMinBytesPerThread, ctx.num_threads),
                     [&](int64_t p0, int64_t p1, int) {
@@ -113,7 +136,25 @@ class GlobalAveragePoolInt8 : public Kernel {
   }
 
  private:
-  int64_t planes_ = 0, plane_ = 0;
+  // Jobs: (image, 16 channels).
+  void run_nhwc(const int8_t* x, int8_t* y, int num_threads) const {
+    const int64_t c = channels_, chunks = (c + 15) / 16, jobs = (planes_ / c) * chunks;
+    const int64_t offset = plane_ * static_cast<int64_t>(zp_x_);
+    const int nt = threads_for(planes_ * plane_, kMinBytesPerThread, num_threads);
+    parallel_ranges(jobs, nt, [&](int64_t j0, int64_t j1, int) {
+      for (int64_t j = j0; j < j1; ++j) {
+        const int64_t b = j / chunks, ch = (j % chunks) * 16, n = std::min<int64_t>(16, c - ch);
+        int32_t sums[16];
+        channel_sums(x + b * plane_ * c + ch, plane_, c, n, sums);
+        for (int64_t i = 0; i < n; ++i) {
+          const int64_t acc = static_cast<int64_t>(sums[i]) - offset;
+          y[b * c + ch + i] = rne_add_zp_sat8(static_cast<float>(acc) * mc_, zp_y_);
+        }
+      }
+    });
+  }
+
+  int64_t channels_ = 0, planes_ = 0, plane_ = 0;
   int32_t zp_x_ = 0, zp_y_ = 0;
   float mc_ = 1.f;
 };

@@ -9,6 +9,9 @@
 // that row: shifted loads for stride 1, even bytes gathered with vpermt2b (VBMI) for stride 2, a
 // scalar loop for other strides. Max of int8 codes is exact, so bit-exact by construction
 // (tests/ops/pool_int8_test.cc). Planes are split over the node's threads.
+// Between convolutions that keep INT8 activations channels-last (kernel.h, blocked), input and
+// output are NHWC instead: each output pixel is the maximum of its window's pixels, 64 channels
+// per vector (output rows split over the threads).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 false positive in its AVX-512 headers
 #include <immintrin.h>
 
@@ -40,7 +43,7 @@ bool cpu_ok() {
 }
 
 struct MaxPoolGeometry {
-  int64_t planes = 0, h = 0, w = 0, oh = 0, ow = 0;
+  int64_t batch = 0, channels = 0, planes = 0, h = 0, w = 0, oh = 0, ow = 0;
   int64_t kh = 0, kw = 0, sh = 1, sw = 1, pad_t = 0, pad_l = 0;
   int64_t row_len = 0;  // row buffer: -128 | image row | -128, plus the slack of the last vector's loads
 };
@@ -67,6 +70,8 @@ bool maxpool_geometry(const Graph& g, const Node& n, MaxPoolGeometry* geo) {
   for (int64_t v : pads)
     if (v < 0 || v > 64) return false;
   if (x.shape[0] != y.shape[0] || x.shape[1] != y.shape[1] || y.numel() <= 0) return false;
+  geo->batch = x.shape[0];
+  geo->channels = x.shape[1];
   geo->planes = x.shape[0] * x.shape[1];
   geo->h = x.shape[2];
   geo->w = x.shape[3];
@@ -137,8 +142,36 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void maxpool_plane(const 
   }
 }
 
+// Output rows [r0, r1) (over the batch) of the NHWC pooling.
+__attribute__((target("avx512f,avx512bw"))) void maxpool_nhwc_rows(const int8_t* x, int8_t* y,
+                                                                 const MaxPoolGeometry& g, int64_t r0, int64_t r1) {
+  const int64_t c = g.channels;
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t b = r / g.oh, oh = r % g.oh;
+    const int64_t h0 = oh * g.sh - g.pad_t;
+    const int64_t i0 = std::max<int64_t>(0, h0), i1 = std::min(g.h, h0 + g.kh);
+    const int8_t* img = x + b * g.h * g.w * c;
+    for (int64_t ow = 0; ow < g.ow; ++ow) {
+      const int64_t w0 = ow * g.sw - g.pad_l;
+      const int64_t j0 = std::max<int64_t>(0, w0), j1 = std::min(g.w, w0 + g.kw);
+      int8_t* out = y + (r * g.ow + ow) * c;
+      for (int64_t ch = 0; ch < c; ch += kVec) {
+        const __mmask64 m = mask64(c - ch);
+        __m512i v = _mm512_set1_epi8(-128);  // a window with no input element gives -128
+        for (int64_t i = i0; i < i1; ++i)
+          for (int64_t j = j0; j < j1; ++j)
+            v = _mm512_max_epi8(v, _mm512_maskz_loadu_epi8(m, img + (i * g.w + j) * c + ch));
+        _mm512_mask_storeu_epi8(out + ch, m, v);
+      }
+    }
+  }
+}
+
 class MaxPoolInt8 : public Kernel {
  public:
+  // NCHW in and out, or NHWC in and out (kernel.h).
+  BlockedIo blocked_io(const Graph&, const Node&) const override { return BlockedIo::kUniform; }
+
   Status prepare(const KernelContext& ctx) override {
     if (!maxpool_geometry(*ctx.graph, *ctx.node, &geo_))
       return ORKNN_ERR(kFail, "MaxPool '%s': not a pooling this kernel handles", ctx.node->name.c_str());
@@ -151,6 +184,11 @@ class MaxPoolInt8 : public Kernel {
   void run(const KernelContext& ctx) override {
     const int8_t* x = ctx.in<int8_t>(0);
     int8_t* y = ctx.out<int8_t>(0);
+    if (ctx.input_blocked(0)) {
+      parallel_ranges(geo_.batch * geo_.oh, ctx.num_threads,
+                      [&](int64_t r0, int64_t r1, int) { maxpool_nhwc_rows(x, y, geo_, r0, r1); });
+      return;
+    }
     const int64_t in_plane = geo_.h * geo_.w, out_plane = geo_.oh * geo_.ow;
     parallel_ranges(geo_.planes, std::min(ctx.num_threads, slots_), [&](int64_t p0, int64_t p1, int slot) {
       int8_t* row = rows_.data() + static_cast<size_t>(slot) * static_cast<size_t>(geo_.row_len);
