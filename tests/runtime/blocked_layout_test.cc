@@ -1,0 +1,87 @@
+// runtime/blocked_layout.h: which activations the context keeps blocked (nChw16c for float32,
+// NHWC for INT8), from what each node's kernel takes. Small hand-made graphs, one rule each.
+#include "runtime/blocked_layout.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace orknn {
+namespace {
+
+// A chain in -> n0 -> t1 -> n1 -> t2 -> n2 -> out of 4-D tensors [1, C, 8, 8] of `dtype`.
+struct Chain {
+  Graph g;
+  int in = -1, t1 = -1, t2 = -1, out = -1;
+  Chain(DType dtype, int64_t channels) {
+    const Shape s = {1, channels, 8, 8};
+    in = g.add_tensor("in", s, dtype);
+    t1 = g.add_tensor("t1", s, dtype);
+    t2 = g.add_tensor("t2", s, dtype);
+    out = g.add_tensor("out", s, dtype);
+    g.inputs.push_back(GraphInput{in});
+    g.outputs.push_back(out);
+    const int ids[4] = {in, t1, t2, out};
+    for (int k = 0; k < 3; ++k) {
+      Node n;
+      n.op = OpId::Relu;
+      n.name = "n" + std::to_string(k);
+      n.inputs = {ids[k]};
+      n.outputs = {ids[k + 1]};
+      g.nodes.push_back(n);
+    }
+  }
+  std::vector<uint8_t> choose(BlockedIo a, BlockedIo b, BlockedIo c) const {
+    return choose_blocked_tensors(g, {a, b, c});
+  }
+};
+
+constexpr BlockedIo kEach = BlockedIo::kEach, kUniform = BlockedIo::kUniform, kNone = BlockedIo::kNone;
+
+TEST(BlockedLayoutChoice, FloatNeedsChannelsInSixteensInt8TakesAny) {
+  for (int64_t c : {16, 32, 24, 3}) {
+    const Chain fc(DType::kF32, c);
+    EXPECT_EQ(fc.choose(kEach, kEach, kEach)[static_cast<size_t>(fc.t1)], c % 16 == 0) << "float, " << c << " channels";
+    const Chain ic(DType::kI8, c);
+    const std::vector<uint8_t> i = ic.choose(kEach, kEach, kEach);
+    EXPECT_EQ(i[static_cast<size_t>(ic.t1)], 1) << "int8, " << c << " channels";
+    EXPECT_EQ(i[static_cast<size_t>(ic.t2)], 1) << "int8, " << c << " channels";
+  }
+  const Chain other(DType::kI32, 16);  // neither float32 nor INT8
+  EXPECT_EQ(other.choose(kEach, kEach, kEach)[static_cast<size_t>(other.t1)], 0);
+}
+
+TEST(BlockedLayoutChoice, GraphInputsAndOutputsStayNchw) {
+  for (DType dt : {DType::kF32, DType::kI8}) {
+    const Chain c(dt, 16);
+    const std::vector<uint8_t> b = c.choose(kEach, kEach, kEach);
+    EXPECT_EQ(b[static_cast<size_t>(c.in)], 0);
+    EXPECT_EQ(b[static_cast<size_t>(c.out)], 0);
+  }
+}
+
+TEST(BlockedLayoutChoice, EveryNodeTouchingATensorMustTakeIt) {
+  const Chain c(DType::kI8, 16);
+  const std::vector<uint8_t> b = c.choose(kEach, kNone, kEach);  // n1 reads t1 and writes t2
+  EXPECT_EQ(b[static_cast<size_t>(c.t1)], 0);
+  EXPECT_EQ(b[static_cast<size_t>(c.t2)], 0);
+}
+
+TEST(BlockedLayoutChoice, UniformNodesTakeAllOrNone) {
+  // n1 kUniform between t1 and t2; n2 kNone reads t2, so t2 stays NCHW and so must t1.
+  const Chain c(DType::kI8, 16);
+  std::vector<uint8_t> b = c.choose(kEach, kUniform, kNone);
+  EXPECT_EQ(b[static_cast<size_t>(c.t1)], 0);
+  EXPECT_EQ(b[static_cast<size_t>(c.t2)], 0);
+  b = c.choose(kEach, kUniform, kEach);
+  EXPECT_EQ(b[static_cast<size_t>(c.t1)], 1);
+  EXPECT_EQ(b[static_cast<size_t>(c.t2)], 1);
+}
+
+TEST(BlockedLayoutChoice, LayoutNames) {
+  EXPECT_STREQ(blocked_layout_name(DType::kF32), "nChw16c");
+  EXPECT_STREQ(blocked_layout_name(DType::kI8), "nhwc");
+}
+
+}  // namespace
+}  // namespace orknn
