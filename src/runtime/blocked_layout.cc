@@ -1,6 +1,6 @@
 #include "runtime/blocked_layout.h"
 
-#include <cstdlib>
+#include "common/env.h"
 
 namespace orknn {
 
@@ -50,9 +50,6 @@ std::vector<uint8_t> choose_blocked_tensors(const Graph& g, const std::vector<Bl
 
 const char* blocked_layout_name(DType dtype) { return dtype == DType::kI8 ? "nhwc" : "nChw16c"; }
 
-bool blocked_layout_disabled() {  // read per plan, so that a test can compare both in one process
-  const char* v = std::getenv("OPENRKNN_DISABLE_BLOCKED_LAYOUT");
-  return v && std::atoi(v) != 0;
-}
+bool blocked_layout_disabled() { return env_flag("OPENRKNN_DISABLE_BLOCKED_LAYOUT"); }
 
 }  // namespace orknn

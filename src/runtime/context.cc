@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "common/env.h"
 #include "common/large_alloc.h"
 #include "common/fp16.h"
 #include "common/log.h"
@@ -368,7 +369,7 @@ Status Context::plan() {
 
 Status Context::build_steps() {
   const Graph& g = model_->graph;
-  const bool allow_fast = !(std::getenv("OPENRKNN_REF_KERNELS") && std::atoi(std::getenv("OPENRKNN_REF_KERNELS")) != 0);
+  const bool allow_fast = !env_flag("OPENRKNN_REF_KERNELS");
   steps_.clear();
   steps_.reserve(g.nodes.size());
   // Fused Sigmoid -> Mul pairs (kernels/x86/silu_fusion.h): 1 marks the Sigmoid, 2 the Mul.

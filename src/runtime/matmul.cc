@@ -8,6 +8,7 @@
 #include <cstring>
 #include <thread>
 
+#include "common/env.h"
 #include "common/fp16.h"
 #include "common/log.h"
 #include "runtime/platform.h"
@@ -357,8 +358,7 @@ Status MatmulContext::create(const rknn_matmul_info& info, const std::vector<rkn
   if (const char* v = std::getenv("OPENRKNN_NUM_THREADS")) c->threads_ = std::max(1, std::atoi(v));
   // OPENRKNN_MATMUL_REFERENCE=1, or OPENRKNN_REF_KERNELS=1 (the whole library on its reference
   // kernels, e.g. under ThreadSanitizer, which cannot see libgomp's synchronisation).
-  for (const char* name : {"OPENRKNN_MATMUL_REFERENCE", "OPENRKNN_REF_KERNELS"})
-    if (const char* v = std::getenv(name)) c->reference_ = c->reference_ || std::atoi(v) != 0;
+  c->reference_ = c->reference_ || env_flag("OPENRKNN_MATMUL_REFERENCE") || env_flag("OPENRKNN_REF_KERNELS");
   if (!c->reference_) ORKNN_RETURN_IF_ERROR(c->init_fast());
   *attrs = c->attrs_;
   *out = std::move(c);

@@ -3,9 +3,9 @@
 //
 // Weights are constants: they are reordered once, in prepare(), into the layout the primitive
 // prefers. Activations: see conv_layout_candidates() and docs/kernels.md for the measurement.
-#include <cstdlib>
 #include <vector>
 
+#include "common/env.h"
 #include "kernels/onednn/onednn_common.h"
 
 namespace orknn::onednn {
@@ -145,11 +145,7 @@ memory::desc activation_md(const memory::dims& dims, ActLayout layout) {
 // convolution. oneDNN serves it only without post-ops or with Relu; otherwise make_pd throws and the
 // direct convolution stays. OPENRKNN_DISABLE_WINOGRAD=1 turns it off (A/B measurements).
 bool winograd_candidate(const ConvGeometry& geo) {
-  static const bool disabled = [] {
-    const char* v = std::getenv("OPENRKNN_DISABLE_WINOGRAD");
-    return v && std::atoi(v) != 0;
-  }();
-  if (disabled || geo.group != 1 || geo.src.size() != 4) return false;
+  if (env_flag("OPENRKNN_DISABLE_WINOGRAD") || geo.group != 1 || geo.src.size() != 4) return false;
   if (geo.weights[2] != 3 || geo.weights[3] != 3) return false;
   if (geo.strides[0] != 1 || geo.strides[1] != 1 || geo.dilations[0] != 0 || geo.dilations[1] != 0) return false;
   // Below 16 input or output channels the transform costs more than it saves (measured: 3->32 and

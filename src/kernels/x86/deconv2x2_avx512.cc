@@ -19,6 +19,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/ref/activation.h"
@@ -30,10 +31,7 @@ namespace {
 constexpr int kMaxOc = 4;  // output channels per register block
 
 // OPENRKNN_DISABLE_X86_DECONV=1 leaves every node to the other kernels (A/B measurements).
-bool disabled_by_env() {
-  const char* v = std::getenv("OPENRKNN_DISABLE_X86_DECONV");
-  return v && *v && std::strcmp(v, "0") != 0;
-}
+bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_DECONV"); }
 
 struct Deconv2x2Geometry {
   int64_t batch = 0, ic = 0, oc = 0, h = 0, w = 0;

@@ -53,6 +53,7 @@
 // "may be used uninitialized" (a known false positive of those headers).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
+#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/quant_util.h"
@@ -437,13 +438,7 @@ bool wide_enough(const Graph& g, const Node& n) {
 }
 
 // OPENRKNN_DISABLE_X86_DW=1 leaves every node to the other kernels (A/B measurements).
-bool disabled_by_env() {
-  static const bool off = [] {
-    const char* v = std::getenv("OPENRKNN_DISABLE_X86_DW");
-    return v && *v && std::strcmp(v, "0") != 0;
-  }();
-  return off;
-}
+bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_DW"); }
 
 // ---- float kernel, blocked activations (nChw16c, kernel.h BlockedIo) ----
 // 16 channels per vector, so no scratch: each output vector is

@@ -28,6 +28,7 @@
 
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 false positive in its intrinsics
 
+#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/x86/broadcast_blocks.h"
@@ -515,8 +516,7 @@ class TableQ8Avx512 : public Kernel {
 
 std::vector<SiluPair> find_silu_pairs(const Graph& g) {
   std::vector<SiluPair> pairs;
-  const char* off = std::getenv("OPENRKNN_DISABLE_SILU_FUSION");
-  if ((off && *off && std::strcmp(off, "0") != 0) || !cpu_has_avx512f()) return pairs;
+  if (env_flag("OPENRKNN_DISABLE_SILU_FUSION") || !cpu_has_avx512f()) return pairs;
   std::vector<int> readers(g.tensors.size(), 0), producer(g.tensors.size(), -1);
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     for (int t : g.nodes[k].inputs)

@@ -21,6 +21,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/ref/activation.h"
@@ -34,10 +35,7 @@ constexpr int64_t kBlock = 64;  // outputs per block: 4 vectors of 16
 constexpr int64_t kMinWeightsPerThread = 64 * 1024;
 
 // OPENRKNN_DISABLE_X86_GEMV=1 leaves every node to the other kernels (A/B measurements).
-bool disabled_by_env() {
-  const char* v = std::getenv("OPENRKNN_DISABLE_X86_GEMV");
-  return v && *v && std::strcmp(v, "0") != 0;
-}
+bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_GEMV"); }
 
 bool is_f32(const Tensor* t) { return t && t->dtype == DType::kF32 && t->quant.empty(); }
 

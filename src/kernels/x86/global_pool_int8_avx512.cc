@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/quant_util.h"
@@ -31,13 +32,7 @@ namespace orknn {
 namespace {
 
 // OPENRKNN_DISABLE_X86_GAP_INT8=1 leaves every node to the other kernels (A/B measurements in one build).
-bool disabled_by_env() {
-  static const bool off = [] {
-    const char* v = std::getenv("OPENRKNN_DISABLE_X86_GAP_INT8");
-    return v && *v && std::strcmp(v, "0") != 0;
-  }();
-  return off;
-}
+bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_GAP_INT8"); }
 
 bool cpu_has_avx512bw() {
   static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");

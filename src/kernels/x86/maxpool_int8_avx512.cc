@@ -21,6 +21,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "ops/quant_infer.h"
@@ -31,10 +32,7 @@ namespace {
 constexpr int64_t kVec = 64;  // bytes per vector
 
 // OPENRKNN_DISABLE_X86_MAXPOOL_INT8=1 leaves every node to the other kernels (A/B measurements).
-bool disabled_by_env() {
-  const char* v = std::getenv("OPENRKNN_DISABLE_X86_MAXPOOL_INT8");
-  return v && *v && std::strcmp(v, "0") != 0;
-}
+bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_MAXPOOL_INT8"); }
 
 bool cpu_ok() {
   static const bool ok =

@@ -37,6 +37,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/quant_util.h"
@@ -56,13 +57,7 @@ bool cpu_has_vnni() {
   return ok;
 }
 
-bool disabled_by_env() {
-  static const bool off = [] {
-    const char* v = std::getenv("OPENRKNN_DISABLE_X86_PW");
-    return v && *v && std::strcmp(v, "0") != 0;
-  }();
-  return off;
-}
+bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_PW"); }
 
 struct PwGeometry {
   int64_t batch = 0, c = 0, oc = 0, pixels = 0;

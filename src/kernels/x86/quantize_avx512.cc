@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/x86/quantize_avx512.h"
@@ -29,13 +30,7 @@ namespace orknn {
 namespace {
 
 // OPENRKNN_DISABLE_X86_QDQ=1 leaves every node to the other kernels (A/B measurements in one build).
-bool disabled_by_env() {
-  static const bool off = [] {
-    const char* v = std::getenv("OPENRKNN_DISABLE_X86_QDQ");
-    return v && *v && std::strcmp(v, "0") != 0;
-  }();
-  return off;
-}
+bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_QDQ"); }
 
 bool cpu_has_avx512bwvl() {
   static const bool ok =

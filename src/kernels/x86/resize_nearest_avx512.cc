@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "ops/quant_infer.h"
@@ -42,13 +43,7 @@ namespace orknn {
 namespace {
 
 // OPENRKNN_DISABLE_X86_RESIZE=1 leaves every node to the other kernels (A/B measurements in one build).
-bool disabled_by_env() {
-  static const bool off = [] {
-    const char* v = std::getenv("OPENRKNN_DISABLE_X86_RESIZE");
-    return v && *v && std::strcmp(v, "0") != 0;
-  }();
-  return off;
-}
+bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_RESIZE"); }
 
 bool cpu_has_avx512f() {
   static const bool ok = __builtin_cpu_supports("avx512f");
