@@ -40,8 +40,8 @@
 
 #include "common/log.h"
 #include "kernels/onednn/int8_common.h"
-#include "kernels/parallel.h"
 #include "kernels/onednn/onednn_common.h"
+#include "kernels/parallel.h"
 
 namespace orknn::onednn {
 namespace {
@@ -297,7 +297,6 @@ ConvInt8Plan conv_int8_plan(const Graph& g, const Node& n, bool transposed) {
 constexpr int64_t kDefaultBandAccBytes = 256 * 1024;
 constexpr int64_t kWholeImageBands = 4;
 int64_t g_band_acc_bytes = kDefaultBandAccBytes;
-
 
 template <bool kTransposed>
 bool supports_conv_int8(const Graph& g, const Node& n) {
