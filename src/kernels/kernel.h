@@ -62,6 +62,9 @@ enum class BlockedIo : uint8_t {
   kUniform,  // all activation inputs and outputs blocked, or none (element-wise over the bytes)
 };
 
+// A float32 tensor without quantization parameters (what the float kernels take).
+inline bool is_f32(const Tensor* t) { return t && t->dtype == DType::kF32 && t->quant.empty(); }
+
 struct KernelContext {
   const Graph* graph = nullptr;
   const Node* node = nullptr;

@@ -37,8 +37,6 @@ struct Deconv2x2Geometry {
   int64_t batch = 0, ic = 0, oc = 0, h = 0, w = 0;
 };
 
-bool is_f32(const Tensor* t) { return t && t->dtype == DType::kF32 && t->quant.empty(); }
-
 bool deconv_geometry(const Graph& g, const Node& n, Deconv2x2Geometry* geo) {
   if (n.op != OpId::ConvTranspose || n.inputs.size() < 2 || n.inputs.size() > 3 || n.outputs.size() != 1 ||
       n.outputs[0] < 0)

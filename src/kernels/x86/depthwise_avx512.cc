@@ -88,8 +88,6 @@ struct DwGeometry {
   int64_t off[25] = {};             // tap (row-major) -> offset of its load from the flat index
 };
 
-bool is_f32(const Tensor* t) { return t && t->dtype == DType::kF32 && t->quant.empty(); }
-
 // The node is a depthwise 2-D Conv of the handled class; fills *geo. Dtypes are checked by the
 // float / int8 supports().
 bool dw_geometry(const Graph& g, const Node& n, DwGeometry* geo) {

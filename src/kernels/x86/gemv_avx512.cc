@@ -37,8 +37,6 @@ constexpr int64_t kMinWeightsPerThread = 64 * 1024;
 // OPENRKNN_DISABLE_X86_GEMV=1 leaves every node to the other kernels (A/B measurements).
 bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_GEMV"); }
 
-bool is_f32(const Tensor* t) { return t && t->dtype == DType::kF32 && t->quant.empty(); }
-
 struct GemvGeometry {
   int64_t k = 0, n = 0;
   bool trans_b = false;
