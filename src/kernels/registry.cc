@@ -47,14 +47,18 @@ std::vector<const KernelEntry*> kernels_for(OpId op) {
   return r;
 }
 
-std::unique_ptr<Kernel> create_kernel(const Graph& g, const Node& n, bool allow_fast, std::string* chosen_name) {
+std::unique_ptr<Kernel> create_kernel(const Graph& g, const Node& n, bool allow_fast, std::string* chosen_name,
+                                      ActLayout layout) {
   const bool quantized = is_quantized_node(g, n);
   for (const KernelEntry* e : kernels_for(n.op)) {
     if (e->priority > 0 && !allow_fast) continue;
     if (quantized && !e->supports) continue;  // a float kernel would misread int8 codes
     if (e->supports && !e->supports(g, n)) continue;
+    std::unique_ptr<Kernel> k = e->create();
+    const LayoutFit fit = k->layout_fit(g, n);
+    if (fit == (layout == ActLayout::kNchw ? LayoutFit::kBlockedOnly : LayoutFit::kNchwOnly)) continue;
     if (chosen_name) *chosen_name = e->name;
-    return e->create();
+    return k;
   }
   return nullptr;
 }

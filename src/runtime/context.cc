@@ -370,6 +370,7 @@ Status Context::plan() {
 Status Context::build_steps() {
   const Graph& g = model_->graph;
   const bool allow_fast = !env_flag("OPENRKNN_REF_KERNELS");
+  const bool keep_blocked = allow_fast && !blocked_layout_disabled();
   steps_.clear();
   steps_.reserve(g.nodes.size());
   // Fused Sigmoid -> Mul pairs (kernels/x86/silu_fusion.h): 1 marks the Sigmoid, 2 the Mul.
@@ -389,7 +390,8 @@ Status Context::build_steps() {
       s.kernel = silu_role[k] == 1 ? make_silu_sigmoid_kernel() : make_silu_mul_kernel();
       s.kernel_name = "avx512_f32_silu";
     } else {
-      s.kernel = create_kernel(g, n, allow_fast, &s.kernel_name);
+      s.kernel = create_kernel(g, n, allow_fast, &s.kernel_name, keep_blocked ? ActLayout::kUndecided : ActLayout::kNchw);
+      s.from_registry = true;
     }
     if (!s.kernel)
       return ORKNN_ERR(kInvalidModel, "node '%s' (%s): no kernel for this op", n.name.c_str(), op_name(n.op));
@@ -406,10 +408,32 @@ Status Context::build_steps() {
     steps_.push_back(std::move(s));
   }
   // Tensors kept blocked (nChw16c / NHWC) between the kernels that take it (runtime/blocked_layout.h).
-  if (allow_fast && !blocked_layout_disabled()) {
+  // Then every node that reads its first input NCHW gets the best kernel for NCHW (LayoutFit); when
+  // that kernel takes fewer blocked tensors than the one it replaces, the layouts are chosen again.
+  // A node is replaced at most once (the NCHW pick stays), so this ends.
+  if (keep_blocked) {
     std::vector<BlockedIo> io(g.nodes.size());
-    for (size_t k = 0; k < g.nodes.size(); ++k) io[k] = steps_[k].kernel->blocked_io(g, g.nodes[k]);
-    const std::vector<uint8_t> blocked = choose_blocked_tensors(g, io);
+    std::vector<uint8_t> blocked;
+    for (bool again = true; again;) {
+      for (size_t k = 0; k < g.nodes.size(); ++k) io[k] = steps_[k].kernel->blocked_io(g, g.nodes[k]);
+      blocked = choose_blocked_tensors(g, io);
+      again = false;
+      for (size_t k = 0; k < g.nodes.size(); ++k) {
+        const Node& n = g.nodes[k];
+        Step& s = steps_[k];
+        if (!s.from_registry || n.inputs.empty() || n.inputs[0] < 0 || g.tensor(n.inputs[0]).is_const() ||
+            blocked[static_cast<size_t>(n.inputs[0])])
+          continue;
+        std::string name;
+        std::unique_ptr<Kernel> nchw = create_kernel(g, n, allow_fast, &name, ActLayout::kNchw);
+        if (!nchw)
+          return ORKNN_ERR(kInvalidModel, "node '%s' (%s): no kernel for this op", n.name.c_str(), op_name(n.op));
+        if (name == s.kernel_name) continue;
+        again |= nchw->blocked_io(g, n) != io[k];
+        s.kernel = std::move(nchw);
+        s.kernel_name = name;
+      }
+    }
     for (Step& s : steps_) {
       for (int t : s.kctx.node->inputs) s.kctx.in_blocked.push_back(t >= 0 && blocked[static_cast<size_t>(t)]);
       for (int t : s.kctx.node->outputs) s.kctx.out_blocked.push_back(t >= 0 && blocked[static_cast<size_t>(t)]);

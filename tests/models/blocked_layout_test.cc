@@ -20,8 +20,10 @@ using namespace model_test;
 
 // `model` (converted from `onnx`) run with and without the blocked layout, at 1 and 2 threads:
 // the same bytes out, and at least `min_blocked` layers reported with output layout `layout`.
+// `check_perf(blocked_perf, nchw_perf)`, when given, inspects the two per-layer reports.
 void expect_model_blocked_matches_nchw(const std::string& onnx, const ConvertOptions& opts, const char* layout,
-                                       size_t min_blocked) {
+                                       size_t min_blocked,
+                                       void (*check_perf)(const std::string&, const std::string&) = nullptr) {
   const std::string base = models_dir() + "/" + onnx;
   ASSERT_TRUE(file_exists(base + ".onnx")) << base << ".onnx is missing: run scripts/prepare_test_models.sh";
   std::vector<float> input;
@@ -42,6 +44,7 @@ void expect_model_blocked_matches_nchw(const std::string& onnx, const ConvertOpt
     }
     EXPECT_GE(count_words(blocked_perf, layout), min_blocked) << blocked_perf;
     EXPECT_EQ(count_words(nchw_perf, layout), 0u);
+    if (check_perf) check_perf(blocked_perf, nchw_perf);
     ASSERT_EQ(blocked.size(), 1u);
     ASSERT_EQ(nchw.size(), 1u);
     ASSERT_EQ(blocked[0].size(), nchw[0].size());
@@ -93,9 +96,24 @@ TEST(BlockedLayout, Int8Resnet18BitIdenticalToNchw) {
   expect_model_blocked_matches_nchw("resnet18_qdq", ConvertOptions(), "nhwc", 25);
 }
 
+// With VNNI every layer but the first convolution and the classifier runs NHWC: the 17 depthwise
+// convolutions on the hand-written kernel (NHWC at every width), the pointwise ones on oneDNN.
+// In NCHW the kernels chosen for that layout (Kernel::layout_fit) take over: the depthwise kernel
+// keeps the 6 layers with output width >= 24 (112, 56, 56, 28, 28, 28) and the NCHW pointwise
+// kernel the 12 pointwise layers of at least 16x16 pixels.
 TEST(BlockedLayout, Int8MobilenetV2BitIdenticalToNchw) {
   if (!has_avx512()) GTEST_SKIP() << "CPU without AVX-512";
-  expect_model_blocked_matches_nchw("mobilenet_v2_qdq", ConvertOptions(), "nhwc", 30);
+  if (!__builtin_cpu_supports("avx512vnni")) {
+    expect_model_blocked_matches_nchw("mobilenet_v2_qdq", ConvertOptions(), "nhwc", 30);
+    return;
+  }
+  expect_model_blocked_matches_nchw("mobilenet_v2_qdq", ConvertOptions(), "nhwc", 60,
+                                    [](const std::string& blocked, const std::string& nchw) {
+                                      EXPECT_EQ(count_words(blocked, "x86_dw_int8"), 17u) << blocked;
+                                      EXPECT_EQ(count_words(blocked, "x86_pw_int8"), 0u) << blocked;
+                                      EXPECT_EQ(count_words(nchw, "x86_dw_int8"), 6u) << nchw;
+                                      EXPECT_EQ(count_words(nchw, "x86_pw_int8"), 12u) << nchw;
+                                    });
 }
 
 }  // namespace

@@ -337,34 +337,45 @@ TEST(QuantBinaryFast, Avx512BlockBroadcastsBitExactAgainstReference) {
     }
 }
 
-// Channels-last INT8 activations (the runtime's blocked layout): the kernel takes them when both
-// operands are activations of the output's shape (element i from element i), and the result is
-// the reference's; a broadcast or a constant operand keeps the node NCHW.
-TEST(QuantBinaryFast, Avx512NhwcOnlyWithoutBroadcast) {
+// Channels-last INT8 activations (the runtime's blocked layout): the kernel takes them when each
+// operand is an activation of the output's shape (element i from element i), a value per image or
+// less (a scalar), or a value per (image, channel) (rows of C elements in NHWC), constant or not;
+// the result is the reference's. A constant operand of the output's shape, or one that varies
+// along H, keeps the node NCHW.
+TEST(QuantBinaryFast, Avx512Nhwc) {
   if (!__builtin_cpu_supports("avx512bw")) GTEST_SKIP() << "no AVX-512BW on this CPU";
   const QuantParams qa = qp(0.0235f, -17), qb = qp(0.0117f, 41), qy = qp(0.0391f, 3);
-  const Shape s = {2, 24, 7, 9};
-  const size_t n = static_cast<size_t>(shape_numel(s));
-  for (OpId op : {OpId::Add, OpId::Sub, OpId::Mul}) {
-    const TensorData a = q8(s, random_i8(n, 1), qa), b = q8(s, random_i8(n, 2), qb);
-    OpResult ref_r = run_q(op, a, b, qy, "ref");
-    ASSERT_OK(ref_r.status);
-    for (int threads : {1, 2}) {
-      int blocked = 0;
-      OpResult r = run_op_blocked(op, Attrs(), {a, b}, "avx512_int8", threads, &blocked, {qy});
-      ASSERT_OK(r.status);
-      EXPECT_EQ(blocked, 3);
-      EXPECT_EQ(out_i8(r), out_i8(ref_r)) << op_name(op) << " threads=" << threads;
+  struct Case {
+    Shape a, b;
+    bool b_const;
+    int blocked;  // tensors the runtime would keep NHWC
+  };
+  const Case cases[] = {
+      {{2, 24, 7, 9}, {2, 24, 7, 9}, false, 3},   // two activations
+      {{2, 24, 7, 9}, {2, 24, 1, 1}, false, 3},   // per (image, channel): [N,C,1,1] has NHWC's bytes
+      {{1, 24, 7, 9}, {1, 24, 1, 1}, true, 2},    // a constant per-channel operand
+      {{2, 24, 1, 1}, {2, 24, 7, 9}, false, 3},   // broadcast operand first
+      {{1, 70, 40, 40}, {1, 70, 1, 1}, false, 3}, // rows split over the threads, C off 16
+      {{2, 24, 7, 9}, {2, 1, 1, 1}, false, 3},    // per image
+      {{2, 24, 7, 9}, {1}, true, 2},              // constant scalar
+      {{2, 24, 7, 9}, {2, 24, 7, 9}, true, 0},    // constant of the output's shape: NCHW bytes
+      {{2, 24, 7, 9}, {2, 24, 7, 1}, false, 0},   // varies along H
+  };
+  uint32_t seed = 900;
+  for (OpId op : {OpId::Add, OpId::Sub, OpId::Mul})
+    for (const Case& c : cases) {
+      const TensorData a = q8(c.a, random_i8(static_cast<size_t>(shape_numel(c.a)), seed++), qa);
+      const TensorData b = q8(c.b, random_i8(static_cast<size_t>(shape_numel(c.b)), seed++), qb, c.b_const);
+      OpResult ref_r = run_q(op, a, b, qy, "ref");
+      ASSERT_OK(ref_r.status);
+      for (int threads : {1, 2}) {
+        int blocked = -1;
+        OpResult r = run_op_blocked(op, Attrs(), {a, b}, "avx512_int8", threads, &blocked, {qy});
+        ASSERT_OK(r.status);
+        EXPECT_EQ(blocked, c.blocked) << op_name(op) << " b " << c.b.size() << "-D, " << shape_numel(c.b);
+        EXPECT_EQ(out_i8(r), out_i8(ref_r)) << op_name(op) << " threads=" << threads << " b " << shape_numel(c.b);
+      }
     }
-    int blocked = -1;
-    OpResult bc = run_op_blocked(op, Attrs(), {a, q8({2, 24, 1, 1}, random_i8(48, 3), qb)}, "avx512_int8", 1,
-                                 &blocked, {qy});
-    ASSERT_OK(bc.status);
-    EXPECT_EQ(blocked, 0) << "broadcast";
-    OpResult cst = run_op_blocked(op, Attrs(), {a, q8(s, random_i8(n, 4), qb, true)}, "avx512_int8", 1, &blocked, {qy});
-    ASSERT_OK(cst.status);
-    EXPECT_EQ(blocked, 0) << "constant operand";
-  }
 }
 
 }  // namespace

@@ -366,7 +366,8 @@ struct QCase {
   int64_t bias_mag = 5000;
 };
 
-// Checks the fast kernel bit for bit against ref_int8 with 1 and 2 threads; `want_kernel` null:
+// Checks the fast kernel bit for bit against ref_int8 with 1 and 2 threads, NCHW and (with VNNI)
+// NHWC; `want_kernel` null:
 // the depthwise kernel must not be chosen.
 void check_i8(const QCase& q, uint32_t seed, const char* want_kernel) {
   const DwCase& d = q.d;
@@ -419,6 +420,19 @@ void check_i8(const QCase& q, uint32_t seed, const char* want_kernel) {
       if (got[i] != want[i] && bad++ == 0) first = i;
     EXPECT_EQ(bad, 0u) << threads << " threads; first at " << first << ": " << int(got[first]) << " vs "
                        << int(want[first]);
+    // The NHWC path (the runtime's blocked INT8 activations), where the CPU has VNNI.
+    if (!want_kernel || !__builtin_cpu_supports("avx512vnni")) continue;
+    int blocked = 0;
+    OpResult nhwc = test::run_op_blocked(OpId::Conv, attrs, in, kI8Kernel, threads, &blocked, {yq});
+    ASSERT_TRUE(nhwc.status.ok()) << nhwc.status.message();
+    EXPECT_EQ(blocked, 2) << "input and output NHWC";
+    const std::vector<int8_t> got_nhwc = q8t::out_i8(nhwc);
+    ASSERT_EQ(got_nhwc.size(), want.size());
+    bad = 0;
+    for (size_t i = 0; i < got_nhwc.size(); ++i)
+      if (got_nhwc[i] != want[i] && bad++ == 0) first = i;
+    EXPECT_EQ(bad, 0u) << "NHWC, " << threads << " threads; first at " << first << ": " << int(got_nhwc[first])
+                       << " vs " << int(want[first]);
   }
 }
 
@@ -510,6 +524,28 @@ TEST(DepthwiseX86Int8, LargeAccumulatorsTiesAndWideRows) {
     q.zp_y = -128;
     check_i8(q, seed++, kI8Kernel);
   }
+}
+
+// The NHWC path computes 64 channels per block: channel counts around the block and lane
+// boundaries (the last block's tail), several blocks, with every kernel size, stride and border.
+TEST(DepthwiseX86Int8, NhwcChannelBlocks) {
+  REQUIRE_DW_KERNEL(kI8Kernel);
+  if (!__builtin_cpu_supports("avx512vnni")) GTEST_SKIP() << "CPU without AVX-512 VNNI";
+  uint32_t seed = 9000;
+  int cases = 0;
+  for (int64_t c : {1, 4, 15, 63, 64, 65, 96, 130, 144, 197})
+    for (int64_t k : {3, 5}) {
+      QCase q;
+      const int64_t s = c % 2 + 1, ks = (c / 2) % 2 ? 5 : 3;
+      q.d = DwCase{c % 3 == 0 ? 2 : 1, c, 6 + c % 5, 9 + c % 7, k, ks, s, 3 - s, kPadSets[static_cast<size_t>(c + k) % std::size(kPadSets)],
+                   1, 1, c % 4 != 1, kInt8Acts[static_cast<size_t>(c + k) % std::size(kInt8Acts)]};
+      if (q.d.w + q.d.pads[1] + q.d.pads[3] < ks || q.d.h + q.d.pads[0] + q.d.pads[2] < k) q.d.pads = {k, ks, k, ks};
+      q.zp_x = static_cast<int32_t>(c % 200) - 100;
+      q.zp_y = static_cast<int32_t>(k * 11) - 40;
+      check_i8(q, seed++, kI8Kernel);
+      ++cases;
+    }
+  EXPECT_EQ(cases, 20);
 }
 
 TEST(DepthwiseX86Int8, OutputsOverPaddingOnly) {

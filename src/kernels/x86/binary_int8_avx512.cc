@@ -100,23 +100,38 @@ constexpr int64_t kMinElementsPerThread = 65536;
 template <QuantBinaryKind kKind>
 class QuantBinaryAvx512 : public Kernel {
  public:
-  // Two activations without broadcasting: element i of the output is op(element i of each input)
-  // with per-tensor parameters, so any layout, as long as all three share it (kernel.h). (A
-  // constant operand stays NCHW: not that.)
+  // NHWC (kUniform, kernel.h) for a 4-D output when each input is
+  //   - an activation of the output's shape (a constant one stays NCHW in memory): element i of
+  //     the output comes from element i of it in either layout;
+  //   - block-constant per image or less ([N,1,1,1], a scalar): the same value over each image's
+  //     elements in either layout;
+  //   - block-constant per (image, channel) ([N,C,1,1], [1,C,1,1]: the same bytes in both layouts;
+  //     squeeze-and-excitation scales): then run() takes the NHWC rows of C elements.
   BlockedIo blocked_io(const Graph& g, const Node& n) const override {
-    const Tensor& a = *g.input(n, 0);
-    const Tensor& b = *g.input(n, 1);
     const Shape& y = g.tensor(n.outputs[0]).shape;
-    const bool same = a.shape == y && b.shape == y && !a.is_const() && !b.is_const();
-    return same ? BlockedIo::kUniform : BlockedIo::kNone;
+    if (y.size() != 4) return BlockedIo::kNone;
+    for (size_t i = 0; i < 2; ++i) {
+      const Tensor& t = *g.input(n, i);
+      int64_t split = -1;
+      bool full = false;
+      if (!classify_broadcast_operand(t.shape, y, &split, &full)) return BlockedIo::kNone;
+      if (full ? t.is_const() : split > 2) return BlockedIo::kNone;
+    }
+    return BlockedIo::kUniform;
   }
   Status prepare(const KernelContext& ctx) override {
     for (size_t i = 0; i < 2; ++i) ORKNN_RETURN_IF_ERROR(check_q8_input(*ctx.graph, *ctx.node, i));
     ORKNN_RETURN_IF_ERROR(check_q8_output(*ctx.graph, *ctx.node, 0));
     p_ = quant_binary_params(kKind, ctx.in_tensor(0), ctx.in_tensor(1), ctx.out_tensor(0));
-    blocks_ = broadcast_blocks(ctx.in_tensor(0).shape, ctx.in_tensor(1).shape, ctx.out_tensor(0).shape);
+    const Shape& y = ctx.out_tensor(0).shape;
+    blocks_ = broadcast_blocks(ctx.in_tensor(0).shape, ctx.in_tensor(1).shape, y);
     if (!blocks_.ok)
       return ORKNN_ERR(kFail, "node '%s': avx512_int8 binary kernel given unsupported shapes", ctx.node->name.c_str());
+    // NHWC with a per-(image, channel) operand (blocked_io): rows of C elements.
+    int64_t split = -1;
+    bool full = true;
+    classify_broadcast_operand(ctx.in_tensor(blocks_.a_full ? 1 : 0).shape, y, &split, &full);
+    nhwc_rows_ = ctx.output_blocked(0) && !full && split == 2;
     return Status::Ok();
   }
   void run(const KernelContext& ctx) override {
@@ -124,6 +139,7 @@ class QuantBinaryAvx512 : public Kernel {
     const int8_t* b = ctx.in<int8_t>(1);
     int8_t* y = ctx.out<int8_t>(0);
     const BroadcastBlocks& g = blocks_;
+    if (nhwc_rows_) return run_nhwc_rows(a, b, y, ctx.out_tensor(0).shape, ctx.num_threads);
     const int64_t total = g.outer * g.inner;
     const int nt = threads_for(total, kMinElementsPerThread, ctx.num_threads);
     if (g.outer >= nt) {  // whole blocks per thread
@@ -145,6 +161,21 @@ class QuantBinaryAvx512 : public Kernel {
  private:
   QuantBinaryParams p_;
   BroadcastBlocks blocks_;
+  bool nhwc_rows_ = false;
+
+  // NHWC output [N][H*W][C], one operand full, the other one value per (image, channel): each
+  // pixel's C elements against that image's C values.
+  void run_nhwc_rows(const int8_t* a, const int8_t* b, int8_t* y, const Shape& ys, int num_threads) {
+    const int64_t c = ys[1], pixels = ys[2] * ys[3], rows = ys[0] * pixels;
+    const int nt = threads_for(rows * c, kMinElementsPerThread, num_threads);
+    parallel_ranges(rows, nt, [&](int64_t r0, int64_t r1, int) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t full = r * c, vec = (r / pixels) * c;
+        quant_binary_block<kKind>(a + (blocks_.a_full ? full : vec), b + (blocks_.b_full ? full : vec), y + full, 0, c,
+                                  0, c, true, true, p_);
+      }
+    });
+  }
 };
 
 }  // namespace

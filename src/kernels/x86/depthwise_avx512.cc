@@ -424,7 +424,7 @@ void run_planes(DwScratch<Src>& scratch, const typename Src::T* x, int64_t in_pl
   });
 }
 
-// Output width below which the node is left to oneDNN. The W-vectorised NCHW kernel pays a
+// Output width below which the NCHW paths leave the node to oneDNN. The W-vectorised NCHW kernel pays a
 // per-plane cost (copy into the scratch, setup, 16 lanes per vector over rows of few outputs)
 // that oneDNN's channel-blocked kernel (16 channels per vector, plus a reorder either side) does
 // not: measured on the mobilenet_v2 / efficientnet_b0 layers (docs/kernels.md, "Depthwise"),
@@ -610,12 +610,171 @@ class DepthwiseF32 : public Kernel {
   }
 };
 
+// ---- INT8 kernel, channels-last activations (NHWC, kernel.h BlockedIo) ----
+// 64 channels per block, one 64-byte vector per pixel and tap. vpdpbusd adds the 4 byte products
+// of each int32 lane; the weight vector of phase j (0..3) holds channel 4k + j's tap in byte 4k + j
+// of lane k and zeros in the lane's other bytes, so one vpdpbusd of the input vector adds the
+// products of channels 4k + j only. Four accumulators (j = 0..3) cover the 64 channels without
+// shuffling the input: per tap and 64 channels one load, one sign flip and 4 vpdpbusd.
+// Numerics, bit-exact with ref_int8: input bytes are flipped to u8 (x + 128, vpdpbusd's unsigned
+// operand), and comp[c] = bias_q[c] - (zp_x + 128) * sum_t w[c][t] turns the sum into the exact
+// accumulator modulo 2^32 (the true value fits in int32). Padding taps read bytes equal to zp_x
+// (x - zp_x = 0), so the borders need no other compensation. Requantization: float(acc + comp) * M
+// (no FMA), clamped in float to [lo - zp_y, hi - zp_y], rounded half to even (vcvtps2dq) and
+// + zp_y. That equals x86::requant_one: the bounds are integers, so clamping before rounding to
+// nearest is clamping after, and they lie inside its [-512, 512] and sat8 ranges. The four int32
+// results of a lane go back to bytes 4k + j by shifts and byte blends.
+
+constexpr int64_t kI8Block = 64;  // channels per block
+
+bool cpu_has_vnni() {
+  static const bool ok = cpu_has_avx512() && __builtin_cpu_supports("avx512vnni");
+  return ok;
+}
+
+#define ORKNN_DW_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"), always_inline)) inline
+
+// Loads 64 channel bytes as u8 (x + 128). kFull: all 64 are channels; else the bytes of mask m,
+// the others read as 0 (masked off, so never past the tensor) and become 128, times weight 0.
+template <bool kFull>
+ORKNN_DW_VNNI __m512i load_u8(const int8_t* p, __mmask64 m) {
+  const __m512i v = kFull ? _mm512_loadu_si512(p) : _mm512_maskz_loadu_epi8(m, p);
+  return _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
+}
+
+// Prepared parameters of the NHWC path.
+struct NhwcI8Dw {
+  DwGeometry geo;
+  int64_t blocks = 0;
+  std::vector<int8_t> w;      // [block][tap][j][64 bytes]
+  std::vector<int32_t> comp;  // [block][j][16 lanes]
+  std::vector<float> mult;    // [block][j][16 lanes]
+  std::vector<int8_t> pad;    // one input row of zp_x bytes (W * C, at least one block): padding taps
+  __mmask64 tail = ~__mmask64{0};  // the channel bytes of the last block
+  float lo = -128.f, hi = 127.f;   // the output bounds minus zp_y
+  int32_t zp_y = 0;
+
+  // Requantizes acc[0..3] (block b) and stores the block's output bytes at y.
+  template <bool kFull>
+  ORKNN_DW_VNNI void store(const __m512i* acc, int64_t b, int8_t* y) const {
+    const int32_t* cp = comp.data() + b * kI8Block;
+    const float* mp = mult.data() + b * kI8Block;
+    const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    const __m512i zp = _mm512_set1_epi32(zp_y);
+    __m512i r[4];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      const __m512i t = _mm512_add_epi32(acc[j], _mm512_loadu_si512(cp + 16 * j));
+      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(t), _mm512_loadu_ps(mp + 16 * j));
+      f = _mm512_min_ps(_mm512_max_ps(f, vlo), vhi);
+      r[j] = _mm512_add_epi32(_mm512_cvtps_epi32(f), zp);
+    }
+    __m512i out = _mm512_mask_blend_epi8(0x2222222222222222ull, r[0], _mm512_slli_epi32(r[1], 8));
+    out = _mm512_mask_blend_epi8(0x4444444444444444ull, out, _mm512_slli_epi32(r[2], 16));
+    out = _mm512_mask_blend_epi8(0x8888888888888888ull, out, _mm512_slli_epi32(r[3], 24));
+    if (kFull) _mm512_storeu_si512(y, out);
+    else _mm512_mask_storeu_epi8(y, tail, out);
+  }
+
+  // NP consecutive outputs of one row, block b; addr(p, kh, kw) is the first byte of block b of
+  // pixel p's tap (kh, kw), inside the image or in `pad`. Fully unrolled: the accumulators and
+  // the tap's four weight vectors stay in registers.
+  template <int NP, int KH, int KW, bool kFull, class Addr>
+  ORKNN_DW_VNNI void pixels(const Addr& addr, int64_t b, int8_t* y, int64_t y_step) const {
+    const int8_t* wt = w.data() + b * KH * KW * 4 * kI8Block;
+    __m512i acc[NP][4];
+#pragma GCC unroll 4
+    for (int p = 0; p < NP; ++p)
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j) acc[p][j] = _mm512_setzero_si512();
+#pragma GCC unroll 5
+    for (int kh = 0; kh < KH; ++kh)
+#pragma GCC unroll 5
+      for (int kw = 0; kw < KW; ++kw, wt += 4 * kI8Block) {
+        const __m512i w0 = _mm512_loadu_si512(wt), w1 = _mm512_loadu_si512(wt + kI8Block);
+        const __m512i w2 = _mm512_loadu_si512(wt + 2 * kI8Block), w3 = _mm512_loadu_si512(wt + 3 * kI8Block);
+#pragma GCC unroll 4
+        for (int p = 0; p < NP; ++p) {
+          const __m512i x = load_u8<kFull>(addr(p, kh, kw), tail);
+          acc[p][0] = _mm512_dpbusd_epi32(acc[p][0], x, w0);
+          acc[p][1] = _mm512_dpbusd_epi32(acc[p][1], x, w1);
+          acc[p][2] = _mm512_dpbusd_epi32(acc[p][2], x, w2);
+          acc[p][3] = _mm512_dpbusd_epi32(acc[p][3], x, w3);
+        }
+      }
+#pragma GCC unroll 4
+    for (int p = 0; p < NP; ++p) store<kFull>(acc[p], b, y + p * y_step);
+  }
+
+  // Output row oh of one image: x = the image (H x W x C), y = the output row (OW x C).
+  template <int KH, int KW>
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void row(const int8_t* x, int8_t* y,
+                                                                            int64_t oh) const {
+    const int64_t ih0 = oh * geo.sh - geo.pad_t;
+    const int8_t* rows[KH];  // input rows of the taps; nullptr outside the image
+    for (int kh = 0; kh < KH; ++kh) {
+      const int64_t ih = ih0 + kh;
+      rows[kh] = ih >= 0 && ih < geo.h ? x + ih * geo.w * geo.channels : nullptr;
+    }
+    const bool last_full = tail == ~__mmask64{0};
+    for (int64_t b = 0; b + 1 < blocks; ++b) block_row<KH, KW, true>(rows, b, y);
+    if (last_full) block_row<KH, KW, true>(rows, blocks - 1, y);
+    else block_row<KH, KW, false>(rows, blocks - 1, y);
+  }
+
+  // Block b of one output row (rows as in row()).
+  template <int KH, int KW, bool kFull>
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void block_row(const int8_t* const* rows,
+                                                                                  int64_t b, int8_t* y) const {
+    const int64_t C = geo.channels, c0 = b * kI8Block;
+    // Outputs whose taps are all inside the row (as BlockedDwRow).
+    const int64_t ow_lo = std::min((geo.pad_l + geo.sw - 1) / geo.sw, geo.ow);
+    int64_t ow_hi = geo.w - geo.kw + geo.pad_l >= 0 ? (geo.w - geo.kw + geo.pad_l) / geo.sw + 1 : 0;
+    ow_hi = std::max(ow_lo, std::min(ow_hi, geo.ow));
+    const int8_t* prow = pad.data();
+    // Interior outputs: rows outside the image read the padding row (zp_x everywhere, W * C bytes).
+    const int8_t* rbase[KH];
+    for (int kh = 0; kh < KH; ++kh) rbase[kh] = (rows[kh] ? rows[kh] : prow) + c0;
+    for (int64_t ow = 0; ow < ow_lo; ++ow) edge<KH, KW, kFull>(rows, ow, b, y);
+    const int64_t step = geo.sw * C;
+    int64_t ow = ow_lo;
+    for (; ow + 4 <= ow_hi; ow += 4) {
+      const int64_t col = (ow * geo.sw - geo.pad_l) * C;
+      auto addr = [&](int p, int kh, int kw) -> const int8_t* { return rbase[kh] + col + p * step + kw * C; };
+      pixels<4, KH, KW, kFull>(addr, b, y + ow * C + c0, C);
+    }
+    for (; ow < geo.ow; ++ow) edge<KH, KW, kFull>(rows, ow, b, y);
+  }
+
+  // A border output (ow, block b): every tap outside the image reads the padding row.
+  template <int KH, int KW, bool kFull>
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void edge(const int8_t* const* rows, int64_t ow,
+                                                                             int64_t b, int8_t* y) const {
+    const int64_t C = geo.channels, c0 = b * kI8Block, iw0 = ow * geo.sw - geo.pad_l;
+    const int8_t* prow = pad.data();
+    auto addr = [&](int, int kh, int kw) -> const int8_t* {
+      const int64_t iw = iw0 + kw;
+      return rows[kh] && iw >= 0 && iw < geo.w ? rows[kh] + iw * C + c0 : prow + c0;
+    };
+    pixels<1, KH, KW, kFull>(addr, b, y + ow * C + c0, C);
+  }
+};
+
+using NhwcRowFn = void (NhwcI8Dw::*)(const int8_t*, int8_t*, int64_t) const;
+
+NhwcRowFn pick_nhwc_row(int kh, int kw) {
+  if (kh == 3) return kw == 3 ? &NhwcI8Dw::row<3, 3> : &NhwcI8Dw::row<3, 5>;
+  return kw == 3 ? &NhwcI8Dw::row<5, 3> : &NhwcI8Dw::row<5, 5>;
+}
+
 // ---- INT8 kernel ----
 
+// With VNNI the NHWC path takes every width (it is faster than oneDNN on narrow planes too); the
+// NCHW path only wide ones (DepthwiseInt8::layout_fit).
 bool supports_dw_int8(const Graph& g, const Node& n) {
   if (!cpu_has_avx512() || disabled_by_env() || !is_quantized_node(g, n)) return false;
   DwGeometry geo;
-  return dw_geometry(g, n, &geo) && is_q8_conv_form(g, n, geo.channels) && wide_enough(g, n);
+  return dw_geometry(g, n, &geo) && is_q8_conv_form(g, n, geo.channels) && (cpu_has_vnni() || wide_enough(g, n));
 }
 
 class DepthwiseInt8 : public Kernel {
@@ -635,13 +794,29 @@ class DepthwiseInt8 : public Kernel {
       const int32_t* b = ctx.in<int32_t>(2);
       bias_.assign(b, b + geo_.channels);
     }
+    blocked_ = ctx.input_blocked(0);
+    if (blocked_ != ctx.output_blocked(0))
+      return ORKNN_ERR(kFail, "Conv '%s': input and output must share their layout", ctx.node->name.c_str());
+    if (blocked_) {
+      prepare_nhwc(qx.zp);
+      return Status::Ok();
+    }
     scratch_.init(geo_, thread_slots(ctx.num_threads));
     store_ = make_store_plan(geo_);
     plane_fn_ = pick_plane_fn<I8Sink>(geo_.kh, geo_.kw);
     return Status::Ok();
   }
 
+  // Input and output in the same layout: NCHW planes, or NHWC (with VNNI).
+  BlockedIo blocked_io(const Graph&, const Node&) const override {
+    return cpu_has_vnni() ? BlockedIo::kUniform : BlockedIo::kNone;
+  }
+  LayoutFit layout_fit(const Graph& g, const Node& n) const override {
+    return wide_enough(g, n) ? LayoutFit::kAny : LayoutFit::kBlockedOnly;
+  }
+
   void run(const KernelContext& ctx) override {
+    if (blocked_) return run_nhwc(ctx);
     const int8_t* x = ctx.in<int8_t>(0);
     int8_t* y = ctx.out<int8_t>(0);
     const int64_t planes = geo_.batch * geo_.channels;
@@ -669,6 +844,49 @@ class DepthwiseInt8 : public Kernel {
   DwScratch<I8Source> scratch_;
   StorePlan store_;
   PlaneFn<I8Sink> plane_fn_ = nullptr;
+  // NHWC activations (NhwcI8Dw).
+  bool blocked_ = false;
+  NhwcI8Dw nhwc_;
+  NhwcRowFn nhwc_row_ = nullptr;
+
+  void prepare_nhwc(int32_t zp_x) {
+    NhwcI8Dw& d = nhwc_;
+    d.geo = geo_;
+    const int64_t C = geo_.channels, taps = geo_.kh * geo_.kw;
+    d.blocks = (C + kI8Block - 1) / kI8Block;
+    const int64_t tail = C - (d.blocks - 1) * kI8Block;
+    d.tail = tail == kI8Block ? ~__mmask64{0} : (__mmask64{1} << tail) - 1;
+    d.w.assign(static_cast<size_t>(d.blocks * taps * 4 * kI8Block), 0);
+    d.comp.assign(static_cast<size_t>(d.blocks * kI8Block), 0);
+    d.mult.assign(static_cast<size_t>(d.blocks * kI8Block), 0.f);
+    for (int64_t c = 0; c < C; ++c) {
+      const int64_t b = c / kI8Block, byte = c % kI8Block, j = byte % 4, lane = byte / 4;
+      int64_t sum = 0;
+      for (int64_t t = 0; t < taps; ++t) {
+        const int8_t v = static_cast<int8_t>(weights_[static_cast<size_t>(c * taps + t)]);
+        d.w[static_cast<size_t>(((b * taps + t) * 4 + j) * kI8Block + byte)] = v;
+        sum += v;
+      }
+      const int64_t comp = bias_[static_cast<size_t>(c)] - (static_cast<int64_t>(zp_x) + 128) * sum;
+      const size_t at = static_cast<size_t>(b * kI8Block + j * 16 + lane);
+      d.comp[at] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(comp)));  // wraps as the sum does
+      d.mult[at] = out_.mult[static_cast<size_t>(c)];
+    }
+    d.pad.assign(static_cast<size_t>(std::max(geo_.w * C, d.blocks * kI8Block)), static_cast<int8_t>(zp_x));
+    d.zp_y = out_.zp_y;
+    d.lo = static_cast<float>(out_.clamp.lo - out_.zp_y);
+    d.hi = static_cast<float>(out_.clamp.hi - out_.zp_y);
+    nhwc_row_ = pick_nhwc_row(geo_.kh, geo_.kw);
+  }
+
+  void run_nhwc(const KernelContext& ctx) {
+    const int8_t* x = ctx.in<int8_t>(0);
+    int8_t* y = ctx.out<int8_t>(0);
+    const int64_t C = geo_.channels, in_image = geo_.h * geo_.w * C, out_row = geo_.ow * C;
+    parallel_ranges(geo_.batch * geo_.oh, ctx.num_threads, [&](int64_t r0, int64_t r1, int) {
+      for (int64_t r = r0; r < r1; ++r) (nhwc_.*nhwc_row_)(x + (r / geo_.oh) * in_image, y + r * out_row, r % geo_.oh);
+    });
+  }
 };
 
 }  // namespace

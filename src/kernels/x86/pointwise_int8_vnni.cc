@@ -175,6 +175,10 @@ ORKNN_VNNI void row_block(const uint8_t* tile, int64_t c4, const int32_t* wb, in
 
 class PointwiseInt8 : public Kernel {
  public:
+  // NCHW only, and worth it only where the neighbours leave the activations NCHW: between
+  // channels-last (NHWC) kernels, oneDNN's 1x1 convolution runs NHWC without any transposition.
+  LayoutFit layout_fit(const Graph&, const Node&) const override { return LayoutFit::kNchwOnly; }
+
   Status prepare(const KernelContext& ctx) override {
     if (!pw_geometry(*ctx.graph, *ctx.node, &geo_))
       return ORKNN_ERR(kFail, "Conv '%s': not a pointwise convolution this kernel handles", ctx.node->name.c_str());
