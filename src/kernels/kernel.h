@@ -65,16 +65,13 @@ enum class BlockedIo : uint8_t {
 // A float32 tensor without quantization parameters (what the float kernels take).
 inline bool is_f32(const Tensor* t) { return t && t->dtype == DType::kF32 && t->quant.empty(); }
 
-// Kernel::layout_fit. The runtime (Context) first picks kernels with the layouts undecided, which
-// skips kNchwOnly kernels, and decides the layouts from their blocked_io(); then every node whose
-// first input came out NCHW is given the pick for NCHW, which skips kBlockedOnly kernels (and the
-// layouts are decided again if that changes what a node takes). Executors without blocked
-// activations pick once, for NCHW.
+// Kernel::layout_fit. The runtime (Context) first picks kernels with the layouts undecided and
+// decides the layouts from their blocked_io(); then every node whose first input came out NCHW is
+// given the pick for NCHW, which skips kBlockedOnly kernels (and the layouts are decided again if
+// that changes what a node takes). Executors without blocked activations pick once, for NCHW.
 enum class LayoutFit : uint8_t {
   kAny,
   kBlockedOnly,  // faster than the next kernel only on blocked activations
-  kNchwOnly,     // a kNone kernel faster than the next one where its input is NCHW anyway, but not
-                 // worth turning a blocked input to NCHW
 };
 // The layout create_kernel picks for.
 enum class ActLayout : uint8_t { kNchw, kUndecided };
@@ -139,8 +136,8 @@ void register_kernel(const KernelEntry& e);
 // ops/quant_infer.h).
 bool is_quantized_node(const Graph& g, const Node& n);
 // Best kernel for the node (falls back to the reference kernel). `allow_fast=false` forces the
-// reference kernel (tests, and OPENRKNN_REF_KERNELS=1). `layout`: kNchw skips kBlockedOnly
-// kernels, kUndecided skips kNchwOnly ones (LayoutFit).
+// reference kernel (tests, and OPENRKNN_REF_KERNELS=1). `layout` kNchw skips kernels whose
+// layout_fit() is kBlockedOnly.
 std::unique_ptr<Kernel> create_kernel(const Graph& g, const Node& n, bool allow_fast, std::string* chosen_name,
                                       ActLayout layout = ActLayout::kNchw);
 // The op's plain reference kernel (the one without `supports`), else its first reference kernel.

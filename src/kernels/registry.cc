@@ -55,8 +55,7 @@ std::unique_ptr<Kernel> create_kernel(const Graph& g, const Node& n, bool allow_
     if (quantized && !e->supports) continue;  // a float kernel would misread int8 codes
     if (e->supports && !e->supports(g, n)) continue;
     std::unique_ptr<Kernel> k = e->create();
-    const LayoutFit fit = k->layout_fit(g, n);
-    if (fit == (layout == ActLayout::kNchw ? LayoutFit::kBlockedOnly : LayoutFit::kNchwOnly)) continue;
+    if (layout == ActLayout::kNchw && k->layout_fit(g, n) == LayoutFit::kBlockedOnly) continue;
     if (chosen_name) *chosen_name = e->name;
     return k;
   }

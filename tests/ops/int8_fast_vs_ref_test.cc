@@ -724,11 +724,17 @@ TEST(Int8FastVsRef, PointwiseVnni) {
     c.data = Data::kExtreme;
     c.zp_x = -128;
   }
+  // Small images: the NHWC path's row tails (6-pixel tiles) and output-channel tails (16-channel
+  // vectors, 64-channel tiles); the runtime runs them only NHWC (LayoutFit::kBlockedOnly below
+  // 256 pixels), but the NCHW path computes them right too.
+  pw("p9_oc200", {1, 16, 3, 3}, 200);
+  pw("p1_c5", {1, 5, 1, 1}, 17);
+  pw("batch2_p49_c70", {2, 70, 7, 7}, 130);
   uint32_t seed = 900;
   for (const ConvCase& c : v) run_conv_case(c, seed++, "x86_pw_int8");
-  // What the kernel must decline: strides, padding, groups, fewer than 16 pixels.
+  // What the kernel must decline: strides, padding, groups.
   for (const ConvCase& c : {conv2d("stride2", {1, 16, 8, 8}, 16, 1, 1, 2, 0), conv2d("padded", {1, 16, 8, 8}, 16, 1, 1, 1, 1),
-                            conv2d("grouped", {1, 16, 8, 8}, 16, 2, 1, 1, 0), conv2d("p9", {1, 16, 3, 3}, 16, 1, 1, 1, 0)}) {
+                            conv2d("grouped", {1, 16, 8, 8}, 16, 2, 1, 1, 0)}) {
     ConvCase d = c;
     d.must_run = false;
     testing::internal::CaptureStdout();

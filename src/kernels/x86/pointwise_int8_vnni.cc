@@ -1,6 +1,7 @@
-// INT8 pointwise (1x1) Conv straight on NCHW tensors with AVX-512 VNNI, requantization fused.
+// INT8 pointwise (1x1) Conv with AVX-512 VNNI, requantization fused, on NCHW or on NHWC tensors
+// (the runtime's channels-last INT8 activations; NhwcPw below).
 //
-// Why: a 1x1 convolution is the product W[OC][C] x X[C][P] (P = H*W pixels), and in NCHW the
+// NCHW. Why: a 1x1 convolution is the product W[OC][C] x X[C][P] (P = H*W pixels), and in NCHW the
 // pixels of a channel are contiguous, so it needs no channels-last layout. The oneDNN kernel
 // (onednn_conv_int8) transposes the input into a channels-last u8 buffer, writes 4-byte int32
 // accumulators and transposes them back while requantizing; for the cheap pointwise layers of
@@ -20,15 +21,17 @@
 // then the Relu/Clip bounds.
 //
 // Handles: quantized 2-D Conv, 1x1 kernel, stride 1, no padding, group 1, per-tensor or
-// per-output-channel weights, at least kMinPixels pixels per image. Smaller images stay on oneDNN:
-// vectors of 16 pixels waste the lanes past the last pixel (a 7x7 image fills 49 of 64), while
-// oneDNN's channels-last kernel vectorises over output channels; measured on mobilenet_v2
-// (docs/kernels.md, "INT8 pointwise"), this kernel wins at 28x28 and up, ties at 14x14 and loses
-// ~40% at 7x7. Needs AVX-512 F/BW/VL and VNNI.
+// per-output-channel weights; the NCHW path from g_min_pixels pixels per image (LayoutFit): vectors
+// of 16 pixels waste the lanes past the last pixel (a 7x7 image fills 49 of 64); measured on
+// mobilenet_v2 (docs/kernels.md, "INT8 pointwise"), that path wins over oneDNN at 28x28 and up,
+// ties at 14x14 and loses ~40% at 7x7. The NHWC path vectorises over output channels and takes
+// every size. Needs AVX-512 F/BW/VL and VNNI.
 // OPENRKNN_DISABLE_X86_PW=1 leaves every node to the other kernels (A/B measurements).
-// GCC 12 reports the placeholders inside its own AVX-512 intrinsics as "may be used
-// uninitialized" (a false positive); the pragma must precede the header to cover them.
+// GCC 12 reports the _mm512_undefined_*() placeholders inside its own AVX-512 intrinsics as "may
+// be" or, once inlined into the NHWC tile, "is used uninitialized" (false positives); the pragmas
+// must precede the header to cover them.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
 #include <algorithm>
@@ -42,6 +45,7 @@
 #include "kernels/parallel.h"
 #include "kernels/quant_util.h"
 #include "kernels/ref/int8_compute.h"
+#include "kernels/x86/int8_requant.h"
 #include "ops/quant_infer.h"
 
 namespace orknn {
@@ -85,7 +89,7 @@ bool pw_geometry(const Graph& g, const Node& n, PwGeometry* geo) {
   geo->c = x->shape[1];
   geo->oc = w->shape[0];
   geo->pixels = x->shape[2] * x->shape[3];
-  return geo->batch > 0 && geo->c > 0 && geo->oc > 0 && geo->pixels >= g_min_pixels;
+  return geo->batch > 0 && geo->c > 0 && geo->oc > 0;
 }
 
 bool supports_pw_int8(const Graph& g, const Node& n) {
@@ -173,11 +177,121 @@ ORKNN_VNNI void row_block(const uint8_t* tile, int64_t c4, const int32_t* wb, in
   }
 }
 
+
+// ---- NHWC activations: Y[P][OC] = X[P][C] x W, P = all pixels of all images ----
+// The product of channels-last rows: for 4 channels of a pixel (one dword of its row, broadcast)
+// and 16 output channels (one 64-byte vector of weights packed [c4][16 oc][4 channels]), one
+// vpdpbusd adds 64 products. A register tile of kNhwcRows pixels x kNhwcVecs x 16 output channels
+// runs over all of C, then is requantized in registers and stored as rows of the NHWC output. The
+// tile's input rows are first flipped to u8 (x ^ 0x80) into a per-thread buffer. Same numerics as
+// the NCHW path (comp, requant_one's operations); the bounds are applied in float as in the NHWC
+// depthwise kernel (integers: clamping before round-to-nearest equals clamping after).
+
+constexpr int kNhwcRows = 6;  // pixels per register tile
+constexpr int kNhwcVecs = 4;  // 16-channel output vectors per register tile (64 channels)
+constexpr int64_t kNhwcPixelsPerJob = 8 * kNhwcRows;
+
+struct NhwcPw {
+  int64_t c = 0, c4 = 0, oc = 0, ocv = 0;  // ocv: 16-channel output vectors (last one padded)
+  std::vector<int8_t> w;      // [ocv][c4][16][4], zero past oc and c
+  std::vector<int32_t> comp;  // [ocv * 16]
+  std::vector<float> mult;    // [ocv * 16]
+  int32_t zp_y = 0;
+  float lo = -128.f, hi = 127.f;  // output bounds minus zp_y
+
+  // Pixels xu[0..R) (u8 rows of c bytes) x output vectors [v0, v0 + V) -> y rows (stride oc),
+  // R <= 6, V <= 4. The 24 accumulators are named variables updated by inline assembly: given the
+  // intrinsic (or an array) in the loop over the channels, GCC 12 copies every accumulator to a
+  // new register, or keeps them on the stack, on each step; the "+v" operands keep each one in
+  // its register.
+  template <int R, int V>
+  ORKNN_VNNI void tile(const uint8_t* xu, int64_t v0, int8_t* y) const {
+    static_assert(R >= 1 && R <= 6 && V >= 1 && V <= 4, "register tile of at most 6 x 4 vectors");
+    const __m512i z = _mm512_setzero_si512();
+    __m512i a00 = z, a01 = z, a02 = z, a03 = z, a10 = z, a11 = z, a12 = z, a13 = z;
+    __m512i a20 = z, a21 = z, a22 = z, a23 = z, a30 = z, a31 = z, a32 = z, a33 = z;
+    __m512i a40 = z, a41 = z, a42 = z, a43 = z, a50 = z, a51 = z, a52 = z, a53 = z;
+    const int8_t* wp = w.data() + v0 * c4 * 64;
+    const int64_t wstep = c4 * 64;
+    for (int64_t k = 0; k < c4; ++k, wp += 64) {
+      const __m512i w0 = _mm512_loadu_si512(wp);
+      const __m512i w1 = V > 1 ? _mm512_loadu_si512(wp + wstep) : z;
+      const __m512i w2 = V > 2 ? _mm512_loadu_si512(wp + 2 * wstep) : z;
+      const __m512i w3 = V > 3 ? _mm512_loadu_si512(wp + 3 * wstep) : z;
+// acc += the products of x (u8) and w (s8), AT&T operand order.
+#define ORKNN_DPBUSD(acc, x, w) asm("vpdpbusd %2, %1, %0" : "+v"(acc) : "v"(x), "v"(w))
+#define ORKNN_PW_ROW(r)                                        \
+  if constexpr (R > r) {                                       \
+    int32_t d;                                                 \
+    std::memcpy(&d, xu + r * c + 4 * k, 4);                    \
+    const __m512i x = _mm512_set1_epi32(d);                    \
+    ORKNN_DPBUSD(a##r##0, x, w0);                              \
+    if constexpr (V > 1) ORKNN_DPBUSD(a##r##1, x, w1);         \
+    if constexpr (V > 2) ORKNN_DPBUSD(a##r##2, x, w2);         \
+    if constexpr (V > 3) ORKNN_DPBUSD(a##r##3, x, w3);         \
+  }
+      ORKNN_PW_ROW(0) ORKNN_PW_ROW(1) ORKNN_PW_ROW(2) ORKNN_PW_ROW(3) ORKNN_PW_ROW(4) ORKNN_PW_ROW(5)
+#undef ORKNN_PW_ROW
+#undef ORKNN_DPBUSD
+    }
+    const __m512i acc[6][4] = {{a00, a01, a02, a03}, {a10, a11, a12, a13}, {a20, a21, a22, a23},
+                               {a30, a31, a32, a33}, {a40, a41, a42, a43}, {a50, a51, a52, a53}};
+    const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
+    const __m512i zp = _mm512_set1_epi32(zp_y);
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) {
+      const int64_t o = (v0 + v) * 16;
+      const __m512i cv = _mm512_loadu_si512(comp.data() + o);
+      const __m512 mv = _mm512_loadu_ps(mult.data() + o);
+      const int64_t left = oc - o;
+      const __mmask16 m = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) {
+        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc[r][v], cv)), mv);
+        f = _mm512_min_ps(_mm512_max_ps(f, vlo), vhi);
+        const __m128i b = _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), zp));
+        _mm_mask_storeu_epi8(y + r * oc + o, m, b);
+      }
+    }
+  }
+
+  // Pixels [p0, p0 + np) of the flipped rows xu (row p at xu + (p - p0) * c) x output vectors
+  // [v0, v1): full tiles, then the tails.
+  template <int R>
+  ORKNN_VNNI void rows(const uint8_t* xu, int64_t v0, int64_t v1, int8_t* y) const {
+    int64_t v = v0;
+    for (; v + kNhwcVecs <= v1; v += kNhwcVecs) tile<R, kNhwcVecs>(xu, v, y);
+    switch (v1 - v) {
+      case 3: tile<R, 3>(xu, v, y); break;
+      case 2: tile<R, 2>(xu, v, y); break;
+      case 1: tile<R, 1>(xu, v, y); break;
+      default: break;
+    }
+  }
+
+  void run_rows(const uint8_t* xu, int64_t np, int64_t v0, int64_t v1, int8_t* y) const {
+    int64_t p = 0;
+    for (; p + kNhwcRows <= np; p += kNhwcRows) rows<kNhwcRows>(xu + p * c, v0, v1, y + p * oc);
+    switch (np - p) {
+      case 5: rows<5>(xu + p * c, v0, v1, y + p * oc); break;
+      case 4: rows<4>(xu + p * c, v0, v1, y + p * oc); break;
+      case 3: rows<3>(xu + p * c, v0, v1, y + p * oc); break;
+      case 2: rows<2>(xu + p * c, v0, v1, y + p * oc); break;
+      case 1: rows<1>(xu + p * c, v0, v1, y + p * oc); break;
+      default: break;
+    }
+  }
+};
+
 class PointwiseInt8 : public Kernel {
  public:
-  // NCHW only, and worth it only where the neighbours leave the activations NCHW: between
-  // channels-last (NHWC) kernels, oneDNN's 1x1 convolution runs NHWC without any transposition.
-  LayoutFit layout_fit(const Graph&, const Node&) const override { return LayoutFit::kNchwOnly; }
+  // Input and output NCHW (pixel tiles) or both NHWC (NhwcPw); the NCHW path only from
+  // g_min_pixels up.
+  BlockedIo blocked_io(const Graph&, const Node&) const override { return BlockedIo::kUniform; }
+  LayoutFit layout_fit(const Graph& g, const Node& n) const override {
+    PwGeometry geo;
+    return pw_geometry(g, n, &geo) && geo.pixels >= g_min_pixels ? LayoutFit::kAny : LayoutFit::kBlockedOnly;
+  }
 
   Status prepare(const KernelContext& ctx) override {
     if (!pw_geometry(*ctx.graph, *ctx.node, &geo_))
@@ -208,11 +322,20 @@ class PointwiseInt8 : public Kernel {
     lo_ = out.clamp.lo;
     hi_ = out.clamp.hi;
     slots_ = thread_slots(ctx.num_threads);
+    blocked_ = ctx.input_blocked(0);
+    if (blocked_ != ctx.output_blocked(0))
+      return ORKNN_ERR(kFail, "Conv '%s': input and output must share their layout", ctx.node->name.c_str());
+    if (blocked_) {
+      prepare_nhwc(w, out);
+      weights_.clear();
+      return Status::Ok();
+    }
     tiles_.assign(static_cast<size_t>(slots_) * static_cast<size_t>(c4_ * kTilePixels * 4), 0);
     return Status::Ok();
   }
 
   void run(const KernelContext& ctx) override {
+    if (blocked_) return run_nhwc(ctx);
     const int8_t* x = ctx.in<int8_t>(0);
     int8_t* y = ctx.out<int8_t>(0);
     const int64_t tiles_per_image = (geo_.pixels + kTilePixels - 1) / kTilePixels;
@@ -248,12 +371,70 @@ class PointwiseInt8 : public Kernel {
   int32_t zp_y_ = 0, lo_ = -128, hi_ = 127;
   int slots_ = 1;
   std::vector<uint8_t> tiles_;  // one packed tile per thread slot
+  // NHWC activations (NhwcPw).
+  bool blocked_ = false;
+  NhwcPw nhwc_;
+  std::vector<uint8_t> rows_;  // per thread slot: one job's input rows flipped to u8
+
+  void prepare_nhwc(const int8_t* w, const Int8Output& out) {
+    NhwcPw& d = nhwc_;
+    d.c = geo_.c;
+    d.c4 = c4_;
+    d.oc = geo_.oc;
+    d.ocv = (geo_.oc + 15) / 16;
+    d.w.assign(static_cast<size_t>(d.ocv * d.c4 * 64), 0);
+    for (int64_t o = 0; o < geo_.oc; ++o)
+      for (int64_t ch = 0; ch < geo_.c; ++ch)
+        d.w[static_cast<size_t>(((o / 16) * d.c4 + ch / 4) * 64 + (o % 16) * 4 + ch % 4)] = w[o * geo_.c + ch];
+    d.comp.assign(static_cast<size_t>(d.ocv * 16), 0);
+    d.mult.assign(static_cast<size_t>(d.ocv * 16), 0.f);
+    std::copy(comp_.begin(), comp_.end(), d.comp.begin());
+    std::copy(out.mult.begin(), out.mult.end(), d.mult.begin());
+    d.zp_y = out.zp_y;
+    d.lo = static_cast<float>(out.clamp.lo - out.zp_y);
+    d.hi = static_cast<float>(out.clamp.hi - out.zp_y);
+    rows_.assign(static_cast<size_t>(slots_) * nhwc_row_bytes() + 64, 0);  // + alignment
+  }
+
+  // One slot's flipped rows: +4 because the last pixel's last 4-channel group may read past its
+  // row (those weights are 0); whole cache lines, so that the threads' slots share none.
+  size_t nhwc_row_bytes() const { return static_cast<size_t>((kNhwcPixelsPerJob * geo_.c + 4 + 63) / 64 * 64); }
+
+  void run_nhwc(const KernelContext& ctx) {
+    const int8_t* x = ctx.in<int8_t>(0);
+    int8_t* y = ctx.out<int8_t>(0);
+    const NhwcPw& d = nhwc_;
+    const int64_t pixels = geo_.batch * geo_.pixels;  // 1x1, stride 1: all images are one row list
+    const int64_t blocks = (pixels + kNhwcPixelsPerJob - 1) / kNhwcPixelsPerJob;
+    const int64_t macs = pixels * geo_.c * geo_.oc;
+    const int nt = std::min(threads_for(macs, int64_t{1} << 20, ctx.num_threads), slots_);
+    // Jobs are pixel blocks; with fewer than two per thread, the output channels are split too
+    // (in 64-channel tiles). Parts of one pixel row written by different threads share cache
+    // lines, so only then.
+    const int64_t vec_tiles = (d.ocv + kNhwcVecs - 1) / kNhwcVecs;
+    const int64_t parts = blocks >= 2 * nt ? 1 : std::min(vec_tiles, (2 * nt + blocks - 1) / blocks);
+    const size_t row_bytes = nhwc_row_bytes();
+    uint8_t* rows_base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(rows_.data()) + 63) & ~uintptr_t{63});
+    // A contiguous range of jobs per thread: measured faster here than claiming jobs (mobilenet_v2
+    // int8, 2 threads: 112x112 16 -> 96 channels 134 -> 98-106 us, 56x56 144 -> 24 33 -> 25 us).
+    parallel_ranges(blocks * parts, nt, [&](int64_t j0, int64_t j1, int slot) {
+      uint8_t* xu = rows_base + static_cast<size_t>(slot) * row_bytes;
+      for (int64_t j = j0; j < j1; ++j) {
+        const int64_t b = j / parts, part = j % parts;
+        const int64_t p0 = b * kNhwcPixelsPerJob, np = std::min(kNhwcPixelsPerJob, pixels - p0);
+        const int64_t v0 = vec_tiles * part / parts * kNhwcVecs;
+        const int64_t v1 = std::min(d.ocv, vec_tiles * (part + 1) / parts * kNhwcVecs);
+        if (part == 0 || j == j0) x86::int8_to_u8(x + p0 * geo_.c, np * geo_.c, xu);
+        d.run_rows(xu, np, v0, v1, y + p0 * geo_.oc);
+      }
+    });
+  }
 };
 
 }  // namespace
 
-// Tests: the smallest image (pixels) the kernel takes; < 16 restores the default. Returns the
-// previous value. Call before kernels are selected.
+// Tests: the smallest image (pixels) the NCHW path is chosen for (LayoutFit); < 16 restores the
+// default. Returns the previous value. Call before kernels are selected.
 int64_t x86_pointwise_int8_set_min_pixels(int64_t pixels) {
   const int64_t previous = g_min_pixels;
   g_min_pixels = pixels < 16 ? 256 : pixels;
