@@ -64,7 +64,9 @@ bool cpu_has_vnni() {
 bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_PW"); }
 
 struct PwGeometry {
-  int64_t batch = 0, c = 0, oc = 0, pixels = 0;
+  int64_t batch = 0, c = 0, oc = 0, pixels = 0;  // pixels: of one output image
+  int64_t h = 0, w = 0, ow = 0, sh = 1, sw = 1;  // input H, W; output W; strides (NHWC path only)
+  bool strided() const { return sh != 1 || sw != 1; }
 };
 
 bool pw_geometry(const Graph& g, const Node& n, PwGeometry* geo) {
@@ -77,18 +79,25 @@ bool pw_geometry(const Graph& g, const Node& n, PwGeometry* geo) {
   if (x->shape.size() != 4 || w->shape.size() != 4 || y.shape.size() != 4) return false;
   if (n.attrs.get_int("group", 1) != 1) return false;
   if (w->shape[2] != 1 || w->shape[3] != 1 || w->shape[1] != x->shape[1]) return false;
-  for (int64_t s : n.attrs.get_ints("strides", {1, 1}))
-    if (s != 1) return false;
+  const std::vector<int64_t> st = n.attrs.get_ints("strides", {1, 1});
+  if (st.size() != 2 || st[0] < 1 || st[0] > 2 || st[1] < 1 || st[1] > 2) return false;
   for (int64_t p : n.attrs.get_ints("pads", {0, 0, 0, 0}))
     if (p != 0) return false;
   const std::string auto_pad = n.attrs.get_string("auto_pad", "NOTSET");
   if (auto_pad != "NOTSET" && auto_pad != "VALID") return false;
-  if (y.shape[0] != x->shape[0] || y.shape[1] != w->shape[0] || y.shape[2] != x->shape[2] || y.shape[3] != x->shape[3])
+  // A 1x1 window without padding: output pixel (i, j) reads input pixel (i * sh, j * sw).
+  if (y.shape[0] != x->shape[0] || y.shape[1] != w->shape[0] || y.shape[2] != (x->shape[2] - 1) / st[0] + 1 ||
+      y.shape[3] != (x->shape[3] - 1) / st[1] + 1)
     return false;
   geo->batch = x->shape[0];
   geo->c = x->shape[1];
   geo->oc = w->shape[0];
-  geo->pixels = x->shape[2] * x->shape[3];
+  geo->pixels = y.shape[2] * y.shape[3];
+  geo->h = x->shape[2];
+  geo->w = x->shape[3];
+  geo->ow = y.shape[3];
+  geo->sh = st[0];
+  geo->sw = st[1];
   return geo->batch > 0 && geo->c > 0 && geo->oc > 0;
 }
 
@@ -285,12 +294,13 @@ struct NhwcPw {
 
 class PointwiseInt8 : public Kernel {
  public:
-  // Input and output NCHW (pixel tiles) or both NHWC (NhwcPw); the NCHW path only from
-  // g_min_pixels up.
+  // Input and output NCHW (pixel tiles) or both NHWC (NhwcPw); the NCHW path only unstrided and
+  // from g_min_pixels up.
   BlockedIo blocked_io(const Graph&, const Node&) const override { return BlockedIo::kUniform; }
   LayoutFit layout_fit(const Graph& g, const Node& n) const override {
     PwGeometry geo;
-    return pw_geometry(g, n, &geo) && geo.pixels >= g_min_pixels ? LayoutFit::kAny : LayoutFit::kBlockedOnly;
+    const bool nchw = pw_geometry(g, n, &geo) && !geo.strided() && geo.pixels >= g_min_pixels;
+    return nchw ? LayoutFit::kAny : LayoutFit::kBlockedOnly;
   }
 
   Status prepare(const KernelContext& ctx) override {
@@ -330,6 +340,8 @@ class PointwiseInt8 : public Kernel {
       weights_.clear();
       return Status::Ok();
     }
+    if (geo_.strided())
+      return ORKNN_ERR(kFail, "Conv '%s': strides on NCHW activations are not handled", ctx.node->name.c_str());
     tiles_.assign(static_cast<size_t>(slots_) * static_cast<size_t>(c4_ * kTilePixels * 4), 0);
     return Status::Ok();
   }
@@ -396,6 +408,16 @@ class PointwiseInt8 : public Kernel {
     rows_.assign(static_cast<size_t>(slots_) * nhwc_row_bytes() + 64, 0);  // + alignment
   }
 
+  // Output pixels [p0, p0 + np) of all images: their input rows (x ^ 0x80) into xu.
+  void flip_rows(const int8_t* x, int64_t p0, int64_t np, uint8_t* xu) const {
+    const int64_t c = geo_.c;
+    if (!geo_.strided()) return x86::int8_to_u8(x + p0 * c, np * c, xu);
+    for (int64_t p = p0; p < p0 + np; ++p, xu += c) {
+      const int64_t b = p / geo_.pixels, i = (p % geo_.pixels) / geo_.ow, j = p % geo_.ow;
+      x86::int8_to_u8(x + ((b * geo_.h + i * geo_.sh) * geo_.w + j * geo_.sw) * c, c, xu);
+    }
+  }
+
   // One slot's flipped rows: +4 because the last pixel's last 4-channel group may read past its
   // row (those weights are 0); whole cache lines, so that the threads' slots share none.
   size_t nhwc_row_bytes() const { return static_cast<size_t>((kNhwcPixelsPerJob * geo_.c + 4 + 63) / 64 * 64); }
@@ -404,7 +426,7 @@ class PointwiseInt8 : public Kernel {
     const int8_t* x = ctx.in<int8_t>(0);
     int8_t* y = ctx.out<int8_t>(0);
     const NhwcPw& d = nhwc_;
-    const int64_t pixels = geo_.batch * geo_.pixels;  // 1x1, stride 1: all images are one row list
+    const int64_t pixels = geo_.batch * geo_.pixels;  // the output pixels of all images, as rows
     const int64_t blocks = (pixels + kNhwcPixelsPerJob - 1) / kNhwcPixelsPerJob;
     const int64_t macs = pixels * geo_.c * geo_.oc;
     const int nt = std::min(threads_for(macs, int64_t{1} << 20, ctx.num_threads), slots_);
@@ -424,7 +446,7 @@ class PointwiseInt8 : public Kernel {
         const int64_t p0 = b * kNhwcPixelsPerJob, np = std::min(kNhwcPixelsPerJob, pixels - p0);
         const int64_t v0 = vec_tiles * part / parts * kNhwcVecs;
         const int64_t v1 = std::min(d.ocv, vec_tiles * (part + 1) / parts * kNhwcVecs);
-        if (part == 0 || j == j0) x86::int8_to_u8(x + p0 * geo_.c, np * geo_.c, xu);
+        if (part == 0 || j == j0) flip_rows(x, p0, np, xu);
         d.run_rows(xu, np, v0, v1, y + p0 * geo_.oc);
       }
     });
