@@ -373,22 +373,24 @@ Status Context::build_steps() {
   const bool keep_blocked = allow_fast && !blocked_layout_disabled();
   steps_.clear();
   steps_.reserve(g.nodes.size());
-  // Fused Sigmoid -> Mul pairs (kernels/x86/silu_fusion.h): 1 marks the Sigmoid, 2 the Mul.
-  std::vector<uint8_t> silu_role(g.nodes.size(), 0);
-  if (allow_fast)
-    for (const SiluPair& p : find_silu_pairs(g)) {
-      silu_role[static_cast<size_t>(p.sigmoid_node)] = 1;
-      silu_role[static_cast<size_t>(p.mul_node)] = 2;
-    }
+  // Fused Sigmoid -> Mul pairs (kernels/x86/silu_fusion.h): per node, its pair (index + 1).
+  std::vector<SiluPair> silu_pairs;
+  std::vector<size_t> silu_pair_of(g.nodes.size(), 0);
+  if (allow_fast) silu_pairs = find_silu_pairs(g);
+  for (size_t i = 0; i < silu_pairs.size(); ++i) {
+    silu_pair_of[static_cast<size_t>(silu_pairs[i].sigmoid_node)] = i + 1;
+    silu_pair_of[static_cast<size_t>(silu_pairs[i].mul_node)] = i + 1;
+  }
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const Node& n = g.nodes[k];
     Step s;
     if (n.op == OpId::Custom && custom_ops_) {  // the application's callbacks (runtime/custom_ops.h)
       s.kernel = custom_ops_->make_kernel(g, n);
       s.kernel_name = "custom_callbacks";
-    } else if (silu_role[k]) {
-      s.kernel = silu_role[k] == 1 ? make_silu_sigmoid_kernel() : make_silu_mul_kernel();
-      s.kernel_name = "avx512_f32_silu";
+    } else if (silu_pair_of[k]) {
+      const SiluPair& p = silu_pairs[silu_pair_of[k] - 1];
+      s.kernel = p.sigmoid_node == static_cast<int>(k) ? make_silu_sigmoid_kernel() : make_silu_mul_kernel(p);
+      s.kernel_name = p.int8 ? "avx512_int8_silu" : "avx512_f32_silu";
     } else {
       s.kernel = create_kernel(g, n, allow_fast, &s.kernel_name, keep_blocked ? ActLayout::kUndecided : ActLayout::kNchw);
       s.from_registry = true;

@@ -469,46 +469,91 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void lookup_range(const u
   }
 }
 
+// Runs the reference kernel of `like`'s op and attributes on 256-element int8 tensors: input i
+// holds codes in[i] with the quantization parameters of like's input i; `out` gets the 256 results
+// (with like's output parameters). On the codes 0..255 that is the op's table.
+Status run_ref_on_codes(const Graph& graph, const Node& like, const std::vector<const uint8_t*>& in, uint8_t* out) {
+  Graph g;
+  Node n;
+  n.name = like.name;
+  n.op = like.op;
+  n.attrs = like.attrs;
+  for (size_t i = 0; i < in.size(); ++i) {
+    n.inputs.push_back(g.add_tensor("codes" + std::to_string(i), {256}, DType::kI8));
+    g.tensor(n.inputs.back()).quant = graph.tensor(like.inputs[i]).quant;
+  }
+  n.outputs = {g.add_tensor("table", {256}, DType::kI8)};
+  g.tensor(n.outputs[0]).quant = graph.tensor(like.outputs[0]).quant;
+  std::string name;
+  std::unique_ptr<Kernel> ref = create_kernel(g, n, /*allow_fast=*/false, &name);
+  if (!ref) return ORKNN_ERR(kFail, "node '%s': no reference kernel to build the int8 table from", n.name.c_str());
+  KernelContext rc;
+  rc.graph = &g;
+  rc.node = &n;
+  rc.inputs.assign(in.begin(), in.end());
+  rc.outputs = {out};
+  ORKNN_RETURN_IF_ERROR(ref->prepare(rc));
+  ref->run(rc);
+  return Status::Ok();
+}
+
+// y = table[x] over n bytes, on the node's threads.
+void lookup(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n, int num_threads) {
+  const int nt = threads_for(n / 4, kMinElementsPerThread, num_threads);  // bytes, not floats: 4x more per thread
+  parallel_ranges(n, nt, [&](int64_t b, int64_t e, int) { lookup_range(table, x, y, b, e); }, 64);
+}
+
+struct Codes {
+  alignas(64) uint8_t v[256];
+  Codes() {
+    for (int c = 0; c < 256; ++c) v[c] = static_cast<uint8_t>(c);
+  }
+};
+
 class TableQ8Avx512 : public Kernel {
  public:
   BlockedIo blocked_io(const Graph& g, const Node& n) const override { return elementwise_blocked_io(g, n); }
   Status prepare(const KernelContext& ctx) override {
-    // A one-node graph of the same op, attributes and parameters on 256 elements: the reference
-    // kernel maps every code, which is the table.
-    Graph g;
-    const int xi = g.add_tensor("codes", {256}, DType::kI8);
-    const int yi = g.add_tensor("table", {256}, DType::kI8);
-    g.tensor(xi).quant = ctx.in_tensor(0).quant;
-    g.tensor(yi).quant = ctx.out_tensor(0).quant;
-    Node n;
-    n.name = ctx.node->name;
-    n.op = ctx.node->op;
-    n.attrs = ctx.node->attrs;
-    n.inputs = {xi};
-    n.outputs = {yi};
-    std::string name;
-    std::unique_ptr<Kernel> ref = create_kernel(g, n, /*allow_fast=*/false, &name);
-    if (!ref) return ORKNN_ERR(kFail, "node '%s': no reference kernel to build the int8 table from", n.name.c_str());
-    uint8_t codes[256];
-    for (int c = 0; c < 256; ++c) codes[c] = static_cast<uint8_t>(c);
-    KernelContext rc;
-    rc.graph = &g;
-    rc.node = &n;
-    rc.inputs = {codes};
-    rc.outputs = {table_};
-    ORKNN_RETURN_IF_ERROR(ref->prepare(rc));
-    ref->run(rc);
-    return Status::Ok();
+    const Codes codes;
+    return run_ref_on_codes(*ctx.graph, *ctx.node, {codes.v}, table_);
   }
   void run(const KernelContext& ctx) override {
-    const int64_t n = ctx.out_tensor(0).numel();
-    const uint8_t* x = ctx.in<uint8_t>(0);
-    uint8_t* y = ctx.out<uint8_t>(0);
-    const int nt = threads_for(n / 4, kMinElementsPerThread, ctx.num_threads);  // bytes, not floats: 4x more per thread
-    parallel_ranges(n, nt, [&](int64_t b, int64_t e, int) { lookup_range(table_, x, y, b, e); }, 64);
+    lookup(table_, ctx.in<uint8_t>(0), ctx.out<uint8_t>(0), ctx.out_tensor(0).numel(), ctx.num_threads);
   }
 
  private:
+  alignas(64) uint8_t table_[256] = {};
+};
+
+// The Mul of an INT8 SiLU pair (silu_fusion.h): y = Mul_q(x, Sigmoid_q(x)) is a function of x's
+// code alone, so one table made at prepare from the two reference kernels (Sigmoid on the 256
+// codes, then Mul of the codes with those) gives exactly the unfused pair's bytes in one pass.
+class SiluMulInt8Table : public Kernel {
+ public:
+  Status prepare(const KernelContext& ctx) override {
+    const Node& mul = *ctx.node;
+    const Graph& g = *ctx.graph;
+    for (const Node& sig : g.nodes)
+      for (size_t i = 0; i < 2; ++i)
+        if (sig.op == OpId::Sigmoid && sig.outputs.size() == 1 && sig.outputs[0] == mul.inputs[i] &&
+            !sig.inputs.empty() && sig.inputs[0] == mul.inputs[1 - i]) {
+          x_index_ = 1 - i;
+          const Codes codes;
+          alignas(64) uint8_t s[256];
+          ORKNN_RETURN_IF_ERROR(run_ref_on_codes(g, sig, {codes.v}, s));
+          return run_ref_on_codes(g, mul, i == 1 ? std::vector<const uint8_t*>{codes.v, s} : std::vector<const uint8_t*>{s, codes.v},
+                                  table_);
+        }
+    return ORKNN_ERR(kFail, "Mul '%s': not the Mul of a Sigmoid -> Mul SiLU pair", mul.name.c_str());
+  }
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override { return elementwise_blocked_io(g, n); }
+  void run(const KernelContext& ctx) override {
+    // s itself is never written: this is its only reader.
+    lookup(table_, ctx.in<uint8_t>(x_index_), ctx.out<uint8_t>(0), ctx.out_tensor(0).numel(), ctx.num_threads);
+  }
+
+ private:
+  size_t x_index_ = 0;
   alignas(64) uint8_t table_[256] = {};
 };
 
@@ -527,20 +572,25 @@ std::vector<SiluPair> find_silu_pairs(const Graph& g) {
   for (int t : g.outputs) ++readers[static_cast<size_t>(t)];  // a graph output is read by the client
   for (size_t m = 0; m < g.nodes.size(); ++m) {
     const Node& mul = g.nodes[m];
-    if (mul.op != OpId::Mul || mul.inputs.size() != 2 || mul.outputs.size() != 1 || is_quantized_node(g, mul)) continue;
+    if (mul.op != OpId::Mul || mul.inputs.size() != 2 || mul.outputs.size() != 1) continue;
+    const bool int8 = is_quantized_node(g, mul);
+    if (int8 && !cpu_has_avx512vbmi()) continue;
     for (size_t i = 0; i < 2; ++i) {
       const int s = mul.inputs[i], x = mul.inputs[1 - i];
       if (s < 0 || x < 0 || readers[static_cast<size_t>(s)] != 1) continue;
       const int sg = producer[static_cast<size_t>(s)];
       if (sg < 0) continue;
       const Node& sig = g.nodes[static_cast<size_t>(sg)];
-      if (sig.op != OpId::Sigmoid || sig.inputs.size() != 1 || sig.inputs[0] != x || is_quantized_node(g, sig)) continue;
+      if (sig.op != OpId::Sigmoid || sig.inputs.size() != 1 || sig.inputs[0] != x || is_quantized_node(g, sig) != int8)
+        continue;
       const Tensor& tx = g.tensor(x);
       const Tensor& ts = g.tensor(s);
       const Tensor& ty = g.tensor(mul.outputs[0]);
-      if (tx.dtype != DType::kF32 || ts.dtype != DType::kF32 || ty.dtype != DType::kF32) continue;
+      if (int8 ? !is_q8_per_tensor(tx) || !is_q8_per_tensor(ts) || !is_q8_per_tensor(ty)
+               : tx.dtype != DType::kF32 || ts.dtype != DType::kF32 || ty.dtype != DType::kF32)
+        continue;
       if (tx.shape != ts.shape || tx.shape != ty.shape) continue;
-      pairs.push_back({sg, static_cast<int>(m)});
+      pairs.push_back({sg, static_cast<int>(m), int8});
       break;
     }
   }
@@ -548,7 +598,10 @@ std::vector<SiluPair> find_silu_pairs(const Graph& g) {
 }
 
 std::unique_ptr<Kernel> make_silu_sigmoid_kernel() { return std::make_unique<SiluSigmoidNoop>(); }
-std::unique_ptr<Kernel> make_silu_mul_kernel() { return std::make_unique<SiluMulF32Avx512>(); }
+std::unique_ptr<Kernel> make_silu_mul_kernel(const SiluPair& p) {
+  if (p.int8) return std::make_unique<SiluMulInt8Table>();
+  return std::make_unique<SiluMulF32Avx512>();
+}
 
 #define ORKNN_REGISTER_TABLE_Q8(OPNAME) \
   ORKNN_REGISTER_KERNEL(OPNAME, "avx512_int8_table", 10, supports_table_q8, TableQ8Avx512)
