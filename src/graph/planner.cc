@@ -5,7 +5,7 @@
 
 namespace orknn {
 
-ArenaPlan plan_arena(const Graph& g) {
+ArenaPlan plan_arena(const Graph& g, const std::vector<ExtraRead>& extra) {
   const size_t nt = g.tensors.size();
   const int end = static_cast<int>(g.nodes.size());
   std::vector<int> first(nt, INT32_MAX), last(nt, -1);
@@ -16,6 +16,7 @@ ArenaPlan plan_arena(const Graph& g) {
     for (int t : n.inputs)
       if (t >= 0) last[t] = std::max(last[t], i);
   }
+  for (const ExtraRead& r : extra) last[r.tensor] = std::max(last[r.tensor], r.node);
   for (int t : g.outputs) last[t] = end;
   // Graph inputs stay intact to the end too: a client may call rknn_run again without setting
   // them again (benchmark loops do), as the vendor runtime allows.

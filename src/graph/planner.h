@@ -14,10 +14,17 @@ struct ArenaPlan {
 
 constexpr size_t kArenaAlign = 64;
 
+// A read the graph does not show: node `node` also reads tensor `tensor` (a fused kernel reading a
+// chain's input at the chain's last node, kernels/x86/int8_chain.h).
+struct ExtraRead {
+  int tensor = -1;
+  int node = -1;
+};
+
 // Lifetime-based placement: every non-constant tensor lives from the node that produces it (graph
-// inputs: from the start) to its last consumer (graph inputs and outputs: to the end, so inputs
-// survive a run for the next one); tensors whose
-// lifetimes overlap never share bytes. Greedy: largest first, lowest offset that fits.
-ArenaPlan plan_arena(const Graph& g);
+// inputs: from the start) to its last consumer, `extra` reads included (graph inputs and outputs:
+// to the end, so inputs survive a run for the next one); tensors whose lifetimes overlap never
+// share bytes. Greedy: largest first, lowest offset that fits.
+ArenaPlan plan_arena(const Graph& g, const std::vector<ExtraRead>& extra = {});
 
 }  // namespace orknn

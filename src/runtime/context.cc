@@ -17,6 +17,7 @@
 #include "kernels/parallel.h"
 #include "kernels/quant_util.h"
 #include "kernels/x86/quantize_avx512.h"
+#include "kernels/x86/int8_chain.h"
 #include "kernels/x86/silu_fusion.h"
 #include "model/model_io.h"
 #include "runtime/blocked_layout.h"
@@ -39,7 +40,7 @@ std::shared_ptr<uint8_t> alloc_aligned(size_t size) {
 // Dynamic-shape models: one Model per shape set s >= 1 (its graph shares the constants), and the
 // largest arena over all sets, which every set's plan then uses (one arena per context).
 Status build_shape_set_models(Model* model) {
-  model->max_arena_bytes = plan_arena(model->graph).arena_size;
+  model->max_arena_bytes = plan_arena(model->graph, chain_reads(find_int8_chains(model->graph))).arena_size;
   if (model->dynamic.empty()) return Status::Ok();
   model->shape_set_models.assign(model->dynamic.sets.size(), nullptr);
   for (size_t s = 1; s < model->dynamic.sets.size(); ++s) {
@@ -47,7 +48,7 @@ Status build_shape_set_models(Model* model) {
     ORKNN_RETURN_IF_ERROR(make_shape_variant(model->graph, model->dynamic, s, &v->graph));
     v->platform = model->platform;
     v->weight_bytes = model->weight_bytes;
-    v->max_arena_bytes = plan_arena(v->graph).arena_size;
+    v->max_arena_bytes = plan_arena(v->graph, chain_reads(find_int8_chains(v->graph))).arena_size;
     model->max_arena_bytes = std::max(model->max_arena_bytes, v->max_arena_bytes);
     model->shape_set_models[s] = std::move(v);
   }
@@ -336,7 +337,8 @@ int Context::num_threads() const {
 
 Status Context::plan() {
   const Graph& g = model_->graph;
-  ArenaPlan ap = plan_arena(g);
+  chains_ = find_int8_chains(g);
+  ArenaPlan ap = plan_arena(g, chain_reads(chains_));
   arena_size_ = std::max(ap.arena_size, model_->max_arena_bytes);  // dynamic shapes: every set fits
   arena_offset_ = std::move(ap.offset);
   input_set_.assign(g.inputs.size(), false);
@@ -373,24 +375,36 @@ Status Context::build_steps() {
   const bool keep_blocked = allow_fast && !blocked_layout_disabled();
   steps_.clear();
   steps_.reserve(g.nodes.size());
-  // Fused Sigmoid -> Mul pairs (kernels/x86/silu_fusion.h): per node, its pair (index + 1).
-  std::vector<SiluPair> silu_pairs;
-  std::vector<size_t> silu_pair_of(g.nodes.size(), 0);
-  if (allow_fast) silu_pairs = find_silu_pairs(g);
-  for (size_t i = 0; i < silu_pairs.size(); ++i) {
-    silu_pair_of[static_cast<size_t>(silu_pairs[i].sigmoid_node)] = i + 1;
-    silu_pair_of[static_cast<size_t>(silu_pairs[i].mul_node)] = i + 1;
-  }
+  // Fused Sigmoid -> Mul pairs (kernels/x86/silu_fusion.h): 1 marks the Sigmoid, 2 the Mul.
+  std::vector<uint8_t> silu_role(g.nodes.size(), 0);
+  if (allow_fast)
+    for (const SiluPair& p : find_silu_pairs(g)) {
+      silu_role[static_cast<size_t>(p.sigmoid_node)] = 1;
+      silu_role[static_cast<size_t>(p.mul_node)] = 2;
+    }
+  // INT8 chains (kernels/x86/int8_chain.h, found by plan()): per node, its chain (index + 1).
+  std::vector<size_t> chain_of(g.nodes.size(), 0);
+  for (size_t i = 0; i < chains_.size(); ++i)
+    for (int k : chains_[i].nodes) chain_of[static_cast<size_t>(k)] = i + 1;
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const Node& n = g.nodes[k];
     Step s;
     if (n.op == OpId::Custom && custom_ops_) {  // the application's callbacks (runtime/custom_ops.h)
       s.kernel = custom_ops_->make_kernel(g, n);
       s.kernel_name = "custom_callbacks";
-    } else if (silu_pair_of[k]) {
-      const SiluPair& p = silu_pairs[silu_pair_of[k] - 1];
-      s.kernel = p.sigmoid_node == static_cast<int>(k) ? make_silu_sigmoid_kernel() : make_silu_mul_kernel(p);
-      s.kernel_name = p.int8 ? "avx512_int8_silu" : "avx512_f32_silu";
+    } else if (silu_role[k]) {
+      s.kernel = silu_role[k] == 1 ? make_silu_sigmoid_kernel() : make_silu_mul_kernel();
+      s.kernel_name = "avx512_f32_silu";
+    } else if (chain_of[k]) {
+      const Int8Chain& c = chains_[chain_of[k] - 1];
+      if (static_cast<int>(k) == c.nodes.back()) {
+        s.kernel = make_int8_chain_kernel(c);
+      } else {  // takes the layouts the node's own kernel would
+        std::string own;
+        const std::unique_ptr<Kernel> kernel = create_kernel(g, n, allow_fast, &own);
+        s.kernel = make_fused_away_kernel(kernel ? kernel->blocked_io(g, n) : BlockedIo::kNone);
+      }
+      s.kernel_name = "avx512_int8_chain";
     } else {
       s.kernel = create_kernel(g, n, allow_fast, &s.kernel_name, keep_blocked ? ActLayout::kUndecided : ActLayout::kNchw);
       s.from_registry = true;
@@ -401,6 +415,8 @@ Status Context::build_steps() {
     s.kctx.node = &n;
     s.kctx.num_threads = num_threads();
     for (int t : n.inputs) s.kctx.inputs.push_back(t >= 0 ? tensor_ptr(t) : nullptr);
+    if (chain_of[k] && static_cast<int>(k) == chains_[chain_of[k] - 1].nodes.back())
+      s.kctx.inputs.push_back(tensor_ptr(chains_[chain_of[k] - 1].input));  // the chain kernel reads x
     for (int t : n.outputs) {
       s.kctx.outputs.push_back(tensor_ptr(t));
       if (g.precision == FloatPrecision::kFp16 && g.tensor(t).dtype == DType::kF32) s.round_outputs_fp16 = true;

@@ -11,6 +11,7 @@
 #include "common/status.h"
 #include "graph/ir.h"
 #include "kernels/kernel.h"
+#include "kernels/x86/int8_chain.h"
 #include "model/dynamic_shapes.h"
 #include "rknn_api.h"
 #include "rknn_custom_op.h"
@@ -187,6 +188,7 @@ class Context {
   // time). Declared before them: freed after the kernels that point into it.
   SharedScratch scratch_;
   std::vector<Step> steps_;
+  std::vector<Int8Chain> chains_;  // of the current graph (plan), for build_steps
   std::vector<bool> input_set_;
   std::vector<UInt8InputTable> uint8_tables_;
   std::vector<void*> owned_output_bufs_;  // buffers handed out by outputs_get (is_prealloc == 0)

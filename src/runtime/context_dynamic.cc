@@ -56,7 +56,8 @@ Status Context::select_shape_set(size_t set) {
     for (Step& s : steps_) s.kctx.num_threads = num_threads();  // the core mask may have changed since
   } else {
     // Every set fits in the arena: plan() sized it for the largest (Model::max_arena_bytes).
-    arena_offset_ = plan_arena(model_->graph).offset;
+    chains_ = find_int8_chains(model_->graph);
+    arena_offset_ = plan_arena(model_->graph, chain_reads(chains_)).offset;
     steps_.clear();
     if (!info_only() && arena_) {
       Status st = build_steps();

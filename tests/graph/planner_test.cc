@@ -71,6 +71,30 @@ TEST(Planner, ChainReusesMemory) {
   EXPECT_EQ(p.arena_size, 3 * 4032u);  // 4000 bytes rounded up to 64 -> 4032, three slots
 }
 
+// A read the graph does not show (a fused kernel reading a chain's input at its last node) keeps
+// the tensor alive until then: a chain of four Relus, the first output also read at the last node.
+TEST(Planner, ExtraReadExtendsTheLifetime) {
+  Graph g;
+  int prev = g.add_tensor("in", {1000}, DType::kF32);
+  g.inputs.push_back(GraphInput{prev, {}, {}});
+  std::vector<int> t;
+  for (int i = 0; i < 4; ++i) {
+    Node n;
+    n.op = OpId::Relu;
+    n.inputs = {prev};
+    prev = g.add_tensor("t" + std::to_string(i), {1000}, DType::kF32);
+    t.push_back(prev);
+    n.outputs = {prev};
+    g.nodes.push_back(n);
+  }
+  g.outputs = {prev};
+  EXPECT_EQ(plan_arena(g).arena_size, 3 * 4032u);
+  const ArenaPlan p = plan_arena(g, {{t[0], 3}});
+  // At node 2, t0, t1, t2 and the input are alive; at node 3, t0, t2, t3 and the input.
+  EXPECT_EQ(p.arena_size, 4 * 4032u);
+  for (int other : {t[1], t[2], t[3]}) EXPECT_NE(p.offset[static_cast<size_t>(t[0])], p.offset[static_cast<size_t>(other)]);
+}
+
 TEST(Planner, ConstantsAreNotInTheArena) {
   Graph g;
   int in = g.add_tensor("in", {4}, DType::kF32);

@@ -32,6 +32,7 @@
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/x86/broadcast_blocks.h"
+#include "kernels/x86/int8_chain.h"
 #include "kernels/x86/silu_fusion.h"
 
 namespace orknn {
@@ -470,19 +471,26 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void lookup_range(const u
 }
 
 // Runs the reference kernel of `like`'s op and attributes on 256-element int8 tensors: input i
-// holds codes in[i] with the quantization parameters of like's input i; `out` gets the 256 results
-// (with like's output parameters). On the codes 0..255 that is the op's table.
+// holds codes in[i] with the quantization parameters of like's input i (nullptr: like's input i is
+// a constant, used as it is); `out` gets the 256 results (with like's output parameters). On the
+// codes 0..255 that is the op's table.
 Status run_ref_on_codes(const Graph& graph, const Node& like, const std::vector<const uint8_t*>& in, uint8_t* out) {
   Graph g;
   Node n;
   n.name = like.name;
   n.op = like.op;
   n.attrs = like.attrs;
+  // The codes as [1, ..., 1, 256] of the output's rank: a constant operand (a scalar of any rank
+  // up to it) broadcasts against them as against the real tensors.
+  Shape shape(std::max<size_t>(1, graph.tensor(like.outputs[0]).shape.size()), 1);
+  shape.back() = 256;
   for (size_t i = 0; i < in.size(); ++i) {
-    n.inputs.push_back(g.add_tensor("codes" + std::to_string(i), {256}, DType::kI8));
-    g.tensor(n.inputs.back()).quant = graph.tensor(like.inputs[i]).quant;
+    const Tensor& t = graph.tensor(like.inputs[i]);
+    n.inputs.push_back(in[i] ? g.add_tensor("codes" + std::to_string(i), shape, DType::kI8)
+                             : g.add_const(t.name, t.shape, t.dtype, t.data.ptr, t.nbytes()));
+    g.tensor(n.inputs.back()).quant = t.quant;
   }
-  n.outputs = {g.add_tensor("table", {256}, DType::kI8)};
+  n.outputs = {g.add_tensor("table", shape, DType::kI8)};
   g.tensor(n.outputs[0]).quant = graph.tensor(like.outputs[0]).quant;
   std::string name;
   std::unique_ptr<Kernel> ref = create_kernel(g, n, /*allow_fast=*/false, &name);
@@ -490,7 +498,7 @@ Status run_ref_on_codes(const Graph& graph, const Node& like, const std::vector<
   KernelContext rc;
   rc.graph = &g;
   rc.node = &n;
-  rc.inputs.assign(in.begin(), in.end());
+  for (size_t i = 0; i < in.size(); ++i) rc.inputs.push_back(in[i] ? in[i] : g.tensor(n.inputs[i]).data.ptr);
   rc.outputs = {out};
   ORKNN_RETURN_IF_ERROR(ref->prepare(rc));
   ref->run(rc);
@@ -503,11 +511,13 @@ void lookup(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n, int n
   parallel_ranges(n, nt, [&](int64_t b, int64_t e, int) { lookup_range(table, x, y, b, e); }, 64);
 }
 
+// The 256 codes 0..255 (as uint8: code c is int8 value int8_t(c)).
 struct Codes {
   alignas(64) uint8_t v[256];
   Codes() {
     for (int c = 0; c < 256; ++c) v[c] = static_cast<uint8_t>(c);
   }
+  std::vector<uint8_t> values() const { return std::vector<uint8_t>(v, v + 256); }
 };
 
 class TableQ8Avx512 : public Kernel {
@@ -525,37 +535,123 @@ class TableQ8Avx512 : public Kernel {
   alignas(64) uint8_t table_[256] = {};
 };
 
-// The Mul of an INT8 SiLU pair (silu_fusion.h): y = Mul_q(x, Sigmoid_q(x)) is a function of x's
-// code alone, so one table made at prepare from the two reference kernels (Sigmoid on the 256
-// codes, then Mul of the codes with those) gives exactly the unfused pair's bytes in one pass.
-class SiluMulInt8Table : public Kernel {
+// The last node of an INT8 chain (int8_chain.h): y = table[x].
+class Int8ChainTable : public Kernel {
  public:
+  explicit Int8ChainTable(Int8Chain chain) : chain_(std::move(chain)) {}
   Status prepare(const KernelContext& ctx) override {
-    const Node& mul = *ctx.node;
+    // Every value of the chain as a function of x's code, node after node.
     const Graph& g = *ctx.graph;
-    for (const Node& sig : g.nodes)
-      for (size_t i = 0; i < 2; ++i)
-        if (sig.op == OpId::Sigmoid && sig.outputs.size() == 1 && sig.outputs[0] == mul.inputs[i] &&
-            !sig.inputs.empty() && sig.inputs[0] == mul.inputs[1 - i]) {
-          x_index_ = 1 - i;
-          const Codes codes;
-          alignas(64) uint8_t s[256];
-          ORKNN_RETURN_IF_ERROR(run_ref_on_codes(g, sig, {codes.v}, s));
-          return run_ref_on_codes(g, mul, i == 1 ? std::vector<const uint8_t*>{codes.v, s} : std::vector<const uint8_t*>{s, codes.v},
-                                  table_);
-        }
-    return ORKNN_ERR(kFail, "Mul '%s': not the Mul of a Sigmoid -> Mul SiLU pair", mul.name.c_str());
+    std::vector<std::vector<uint8_t>> values(g.tensors.size());
+    values[static_cast<size_t>(chain_.input)] = Codes().values();
+    for (int k : chain_.nodes) {
+      const Node& n = g.nodes[static_cast<size_t>(k)];
+      std::vector<const uint8_t*> in;
+      for (int t : n.inputs) in.push_back(g.tensor(t).is_const() ? nullptr : values[static_cast<size_t>(t)].data());
+      std::vector<uint8_t>& out = values[static_cast<size_t>(n.outputs[0])];
+      out.resize(256);
+      ORKNN_RETURN_IF_ERROR(run_ref_on_codes(g, n, in, out.data()));
+    }
+    std::memcpy(table_, values[static_cast<size_t>(ctx.node->outputs[0])].data(), 256);
+    return Status::Ok();
   }
   BlockedIo blocked_io(const Graph& g, const Node& n) const override { return elementwise_blocked_io(g, n); }
   void run(const KernelContext& ctx) override {
-    // s itself is never written: this is its only reader.
-    lookup(table_, ctx.in<uint8_t>(x_index_), ctx.out<uint8_t>(0), ctx.out_tensor(0).numel(), ctx.num_threads);
+    // x comes after the node's own inputs (int8_chain.h); the chain's other values are never written.
+    const uint8_t* x = static_cast<const uint8_t*>(ctx.inputs[ctx.node->inputs.size()]);
+    lookup(table_, x, ctx.out<uint8_t>(0), ctx.out_tensor(0).numel(), ctx.num_threads);
   }
 
  private:
-  size_t x_index_ = 0;
+  Int8Chain chain_;
   alignas(64) uint8_t table_[256] = {};
 };
+
+class FusedAway : public Kernel {
+ public:
+  explicit FusedAway(BlockedIo io) : io_(io) {}
+  BlockedIo blocked_io(const Graph&, const Node&) const override { return io_; }
+  void run(const KernelContext&) override {}
+
+ private:
+  BlockedIo io_;
+};
+
+// A node of an INT8 chain: quantized, one int8 per-tensor output of `shape`; every input either a
+// value of the chain (`in_chain`: int8 per-tensor, `shape`) or a constant int8 per-tensor scalar;
+// an op whose quantized reference kernel is a per-element table (one data input), or Add/Sub/Mul.
+bool chain_node(const Graph& g, const Node& n, const Shape& shape, const std::vector<uint8_t>& in_chain) {
+  if (n.outputs.size() != 1 || n.outputs[0] < 0 || !is_quantized_node(g, n)) return false;
+  const Tensor& y = g.tensor(n.outputs[0]);
+  if (!is_q8_per_tensor(y) || y.shape != shape) return false;
+  size_t activations = 0;
+  for (int t : n.inputs) {
+    if (t < 0) continue;
+    const Tensor& x = g.tensor(t);
+    if (!is_q8_per_tensor(x)) return false;
+    if (x.is_const()) {
+      if (x.numel() != 1 || x.shape.size() > shape.size() || x.data.size < x.nbytes()) return false;
+      continue;
+    }
+    if (!in_chain[static_cast<size_t>(t)] || x.shape != shape) return false;
+    ++activations;
+  }
+  if (activations == 0) return false;
+  if (n.op == OpId::Add || n.op == OpId::Sub || n.op == OpId::Mul) return n.inputs.size() == 2;
+  for (const KernelEntry* e : kernels_for(n.op))
+    if (std::string(e->name) == "avx512_int8_table") return e->supports(g, n);
+  return false;
+}
+
+}  // namespace
+
+std::vector<Int8Chain> find_int8_chains(const Graph& g) {
+  std::vector<Int8Chain> chains;
+  if (env_flag("OPENRKNN_DISABLE_INT8_CHAINS") || env_flag("OPENRKNN_REF_KERNELS") || !cpu_has_avx512vbmi())
+    return chains;
+  // Readers per tensor (a graph output counts as one, with no reader node) and the last reader.
+  std::vector<int> readers(g.tensors.size(), 0), reader(g.tensors.size(), -1);
+  for (size_t k = 0; k < g.nodes.size(); ++k)
+    for (int t : g.nodes[k].inputs)
+      if (t >= 0) ++readers[static_cast<size_t>(t)], reader[static_cast<size_t>(t)] = static_cast<int>(k);
+  for (int t : g.outputs) ++readers[static_cast<size_t>(t)], reader[static_cast<size_t>(t)] = -1;
+  std::vector<uint8_t> taken(g.nodes.size(), 0), in_chain(g.tensors.size(), 0);
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& first = g.nodes[k];
+    if (taken[k] || first.inputs.empty() || first.inputs[0] < 0 || g.tensor(first.inputs[0]).is_const()) continue;
+    // Grow from `first`, whose activation inputs must all be one tensor x, along single readers.
+    Int8Chain c;
+    c.input = first.inputs[0];
+    const Shape& shape = g.tensor(c.input).shape;
+    std::vector<int> values = {c.input};
+    in_chain[static_cast<size_t>(c.input)] = 1;
+    for (int n = static_cast<int>(k); n >= 0 && !taken[static_cast<size_t>(n)];) {
+      const Node& node = g.nodes[static_cast<size_t>(n)];
+      if (!chain_node(g, node, shape, in_chain)) break;
+      c.nodes.push_back(n);
+      const int out = node.outputs[0];
+      values.push_back(out);
+      in_chain[static_cast<size_t>(out)] = 1;
+      n = readers[static_cast<size_t>(out)] == 1 ? reader[static_cast<size_t>(out)] : -1;
+    }
+    for (int t : values) in_chain[static_cast<size_t>(t)] = 0;
+    if (c.nodes.size() < 2) continue;
+    for (int n : c.nodes) taken[static_cast<size_t>(n)] = 1;
+    chains.push_back(std::move(c));
+  }
+  return chains;
+}
+
+std::vector<ExtraRead> chain_reads(const std::vector<Int8Chain>& chains) {
+  std::vector<ExtraRead> reads;
+  for (const Int8Chain& c : chains) reads.push_back({c.input, c.nodes.back()});
+  return reads;
+}
+
+std::unique_ptr<Kernel> make_int8_chain_kernel(const Int8Chain& chain) { return std::make_unique<Int8ChainTable>(chain); }
+std::unique_ptr<Kernel> make_fused_away_kernel(BlockedIo io) { return std::make_unique<FusedAway>(io); }
+
+namespace {
 
 }  // namespace
 
@@ -572,25 +668,20 @@ std::vector<SiluPair> find_silu_pairs(const Graph& g) {
   for (int t : g.outputs) ++readers[static_cast<size_t>(t)];  // a graph output is read by the client
   for (size_t m = 0; m < g.nodes.size(); ++m) {
     const Node& mul = g.nodes[m];
-    if (mul.op != OpId::Mul || mul.inputs.size() != 2 || mul.outputs.size() != 1) continue;
-    const bool int8 = is_quantized_node(g, mul);
-    if (int8 && !cpu_has_avx512vbmi()) continue;
+    if (mul.op != OpId::Mul || mul.inputs.size() != 2 || mul.outputs.size() != 1 || is_quantized_node(g, mul)) continue;
     for (size_t i = 0; i < 2; ++i) {
       const int s = mul.inputs[i], x = mul.inputs[1 - i];
       if (s < 0 || x < 0 || readers[static_cast<size_t>(s)] != 1) continue;
       const int sg = producer[static_cast<size_t>(s)];
       if (sg < 0) continue;
       const Node& sig = g.nodes[static_cast<size_t>(sg)];
-      if (sig.op != OpId::Sigmoid || sig.inputs.size() != 1 || sig.inputs[0] != x || is_quantized_node(g, sig) != int8)
-        continue;
+      if (sig.op != OpId::Sigmoid || sig.inputs.size() != 1 || sig.inputs[0] != x || is_quantized_node(g, sig)) continue;
       const Tensor& tx = g.tensor(x);
       const Tensor& ts = g.tensor(s);
       const Tensor& ty = g.tensor(mul.outputs[0]);
-      if (int8 ? !is_q8_per_tensor(tx) || !is_q8_per_tensor(ts) || !is_q8_per_tensor(ty)
-               : tx.dtype != DType::kF32 || ts.dtype != DType::kF32 || ty.dtype != DType::kF32)
-        continue;
+      if (tx.dtype != DType::kF32 || ts.dtype != DType::kF32 || ty.dtype != DType::kF32) continue;
       if (tx.shape != ts.shape || tx.shape != ty.shape) continue;
-      pairs.push_back({sg, static_cast<int>(m), int8});
+      pairs.push_back({sg, static_cast<int>(m)});
       break;
     }
   }
@@ -598,10 +689,7 @@ std::vector<SiluPair> find_silu_pairs(const Graph& g) {
 }
 
 std::unique_ptr<Kernel> make_silu_sigmoid_kernel() { return std::make_unique<SiluSigmoidNoop>(); }
-std::unique_ptr<Kernel> make_silu_mul_kernel(const SiluPair& p) {
-  if (p.int8) return std::make_unique<SiluMulInt8Table>();
-  return std::make_unique<SiluMulF32Avx512>();
-}
+std::unique_ptr<Kernel> make_silu_mul_kernel() { return std::make_unique<SiluMulF32Avx512>(); }
 
 #define ORKNN_REGISTER_TABLE_Q8(OPNAME) \
   ORKNN_REGISTER_KERNEL(OPNAME, "avx512_int8_table", 10, supports_table_q8, TableQ8Avx512)

@@ -22,16 +22,14 @@ namespace orknn {
 struct SiluPair {
   int sigmoid_node = -1;
   int mul_node = -1;
-  bool int8 = false;  // quantized pair: the Mul step is one 256-entry table lookup of x
 };
 
-// The pairs of g the fused kernels take (float32, or INT8 with per-tensor parameters; same shapes,
-// s not a graph output; CPU with AVX-512F, INT8 with AVX-512 VBMI); empty when the fusion is
-// disabled.
+// The pairs of g the fused kernels take (float32, same shapes, s not a graph output, CPU with
+// AVX-512F); empty when the fusion is disabled.
 std::vector<SiluPair> find_silu_pairs(const Graph& g);
 
 // The Sigmoid node's kernel (does nothing: the Mul step computes s) and the Mul node's kernel.
 std::unique_ptr<Kernel> make_silu_sigmoid_kernel();
-std::unique_ptr<Kernel> make_silu_mul_kernel(const SiluPair& p);
+std::unique_ptr<Kernel> make_silu_mul_kernel();
 
 }  // namespace orknn
