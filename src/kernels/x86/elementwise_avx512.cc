@@ -12,7 +12,8 @@
 //   * the quantized (int8) unary ops: the reference kernel's 256-entry table (output code per input
 //     code), looked up 64 codes at a time with AVX-512 VBMI byte permutes. The table is made by
 //     running the reference kernel itself on all 256 codes, so the result is bit-exact by
-//     construction.
+//     construction. The same tables serve the runtime's SiLU pairs (float, silu_fusion.h) and INT8
+//     element-wise chains (int8_chain.h), whose finders live here too.
 // Everything else (other broadcasts, other dtypes) stays on the other kernels.
 // Compiled with function target attributes; supports() checks the CPU at run time.
 #include <immintrin.h>
