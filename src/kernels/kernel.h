@@ -79,7 +79,8 @@ enum class ActLayout : uint8_t { kNchw, kUndecided };
 struct KernelContext {
   const Graph* graph = nullptr;
   const Node* node = nullptr;
-  std::vector<const void*> inputs;  // one per node input; nullptr for an absent optional input
+  std::vector<const void*> inputs;  // one per node input; nullptr for an absent optional input (the
+                                    // INT8 chain kernel gets its chain input after them: int8_chain.h)
   std::vector<void*> outputs;       // one per node output, sized for the output tensor
   int num_threads = 1;              // threads this kernel may use (oneDNN: omp threads)
   // fp16 mode: float outputs are held as fp16 values. The runtime rounds them after run(), unless

@@ -16,8 +16,8 @@
 #include "graph/planner.h"
 #include "kernels/parallel.h"
 #include "kernels/quant_util.h"
-#include "kernels/x86/quantize_avx512.h"
 #include "kernels/x86/int8_chain.h"
+#include "kernels/x86/quantize_avx512.h"
 #include "kernels/x86/silu_fusion.h"
 #include "model/model_io.h"
 #include "runtime/blocked_layout.h"
@@ -427,8 +427,8 @@ Status Context::build_steps() {
   }
   // Tensors kept blocked (nChw16c / NHWC) between the kernels that take it (runtime/blocked_layout.h).
   // Then every node that reads its first input NCHW gets the best kernel for NCHW (LayoutFit); when
-  // that kernel takes fewer blocked tensors than the one it replaces, the layouts are chosen again.
-  // A node is replaced at most once (the NCHW pick stays), so this ends.
+  // that kernel takes other layouts than the one it replaces (blocked_io), the layouts are chosen
+  // again. A node is replaced at most once (the NCHW pick stays), so this ends.
   if (keep_blocked) {
     std::vector<BlockedIo> io(g.nodes.size());
     std::vector<uint8_t> blocked;
