@@ -308,11 +308,16 @@ class PointwiseInt8 : public Kernel {
       return ORKNN_ERR(kFail, "Conv '%s': not a pointwise convolution this kernel handles", ctx.node->name.c_str());
     const QuantScalar qx = per_tensor(ctx.in_tensor(0));
     const Int8Output out = int8_output(qx.scale, ctx.in_tensor(1).quant, ctx.out_tensor(0), ctx.node->attrs, geo_.oc);
+    blocked_ = ctx.input_blocked(0);
+    if (blocked_ != ctx.output_blocked(0))
+      return ORKNN_ERR(kFail, "Conv '%s': input and output must share their layout", ctx.node->name.c_str());
+    if (!blocked_ && geo_.strided())
+      return ORKNN_ERR(kFail, "Conv '%s': strides on NCHW activations are not handled", ctx.node->name.c_str());
     c4_ = (geo_.c + 3) / 4;
     blocks_ = (geo_.oc + kRows - 1) / kRows;
-    // Weights as [block][c4][row] dwords of 4 channels; missing rows/channels are 0.
+    // NCHW path: weights as [block][c4][row] dwords of 4 channels; missing rows/channels are 0.
     const int8_t* w = ctx.in<int8_t>(1);
-    weights_.assign(static_cast<size_t>(blocks_ * c4_ * kRows), 0);
+    if (!blocked_) weights_.assign(static_cast<size_t>(blocks_ * c4_ * kRows), 0);
     comp_.resize(static_cast<size_t>(geo_.oc));
     const int32_t* bias = ctx.has_input(2) ? ctx.in<int32_t>(2) : nullptr;
     const int64_t zp_u8 = static_cast<int64_t>(qx.zp) + 128;
@@ -321,6 +326,7 @@ class PointwiseInt8 : public Kernel {
       for (int64_t ch = 0; ch < geo_.c; ++ch) {
         const int8_t v = w[o * geo_.c + ch];
         sum += v;
+        if (blocked_) continue;
         const size_t dw = static_cast<size_t>(((o / kRows) * c4_ + ch / 4) * kRows + o % kRows);
         reinterpret_cast<int8_t*>(&weights_[dw])[ch % 4] = v;
       }
@@ -332,16 +338,10 @@ class PointwiseInt8 : public Kernel {
     lo_ = out.clamp.lo;
     hi_ = out.clamp.hi;
     slots_ = thread_slots(ctx.num_threads);
-    blocked_ = ctx.input_blocked(0);
-    if (blocked_ != ctx.output_blocked(0))
-      return ORKNN_ERR(kFail, "Conv '%s': input and output must share their layout", ctx.node->name.c_str());
     if (blocked_) {
       prepare_nhwc(w, out);
-      weights_.clear();
       return Status::Ok();
     }
-    if (geo_.strided())
-      return ORKNN_ERR(kFail, "Conv '%s': strides on NCHW activations are not handled", ctx.node->name.c_str());
     tiles_.assign(static_cast<size_t>(slots_) * static_cast<size_t>(c4_ * kTilePixels * 4), 0);
     return Status::Ok();
   }
