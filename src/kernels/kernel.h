@@ -66,7 +66,7 @@ enum class BlockedIo : uint8_t {
 inline bool is_f32(const Tensor* t) { return t && t->dtype == DType::kF32 && t->quant.empty(); }
 
 // Kernel::layout_fit. The runtime (Context) first picks kernels with the layouts undecided and
-// decides the layouts from their blocked_io(); then every node whose first input came out NCHW is
+// decides the layouts from their blocked_io(); then every node whose first output came out NCHW is
 // given the pick for NCHW, which skips kBlockedOnly kernels (and the layouts are decided again if
 // that changes what a node takes). Executors without blocked activations pick once, for NCHW.
 enum class LayoutFit : uint8_t {

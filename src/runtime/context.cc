@@ -426,7 +426,7 @@ Status Context::build_steps() {
     steps_.push_back(std::move(s));
   }
   // Tensors kept blocked (nChw16c / NHWC) between the kernels that take it (runtime/blocked_layout.h).
-  // Then every node that reads its first input NCHW gets the best kernel for NCHW (LayoutFit); when
+  // Then every node that writes its first output NCHW gets the best kernel for NCHW (LayoutFit); when
   // that kernel takes other layouts than the one it replaces (blocked_io), the layouts are chosen
   // again. A node is replaced at most once (the NCHW pick stays), so this ends.
   if (keep_blocked) {
@@ -439,8 +439,7 @@ Status Context::build_steps() {
       for (size_t k = 0; k < g.nodes.size(); ++k) {
         const Node& n = g.nodes[k];
         Step& s = steps_[k];
-        if (!s.from_registry || n.inputs.empty() || n.inputs[0] < 0 || g.tensor(n.inputs[0]).is_const() ||
-            blocked[static_cast<size_t>(n.inputs[0])])
+        if (!s.from_registry || n.outputs.empty() || n.outputs[0] < 0 || blocked[static_cast<size_t>(n.outputs[0])])
           continue;
         std::string name;
         std::unique_ptr<Kernel> nchw = create_kernel(g, n, allow_fast, &name, ActLayout::kNchw);

@@ -71,10 +71,11 @@ int8_t spec_requant(int64_t acc, float m, int zp_y, const SpecAct& act, float s_
 // per node input; ignored for constants). Returns false (with *why) if it is not registered or
 // declines the node. The output buffer has guard bytes that must stay untouched. With `blocked`,
 // the activations the runtime would keep blocked (NHWC) for this node are handed over so, and
-// *n_blocked counts them; the result is NCHW either way.
+// *n_blocked counts them; the result is NCHW either way. `outputs_only` keeps the inputs NCHW (a
+// kernel that takes each tensor's layout on its own, BlockedIo::kEach, as after a graph input).
 bool run_kernel(const Graph& g, const Node& n, const std::string& name, int threads,
                 const std::vector<std::vector<int8_t>>& data, std::vector<int8_t>* out, std::string* why,
-                bool blocked = false, int* n_blocked = nullptr) {
+                bool blocked = false, int* n_blocked = nullptr, bool outputs_only = false) {
   const KernelEntry* entry = nullptr;
   for (const KernelEntry* e : kernels_for(n.op))
     if (name == e->name) entry = e;
@@ -102,11 +103,12 @@ bool run_kernel(const Graph& g, const Node& n, const std::string& name, int thre
   if (blocked) {
     Graph one = g;
     one.nodes = {n};
+    if (outputs_only && k->blocked_io(g, n) != BlockedIo::kEach) { *why = "not each"; return false; }
     const std::vector<uint8_t> b = choose_blocked_tensors(one, {k->blocked_io(g, n)});
     int count = 0;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const int t = n.inputs[i];
-      ctx.in_blocked.push_back(t >= 0 && b[static_cast<size_t>(t)]);
+      ctx.in_blocked.push_back(!outputs_only && t >= 0 && b[static_cast<size_t>(t)]);
       if (!ctx.in_blocked.back()) continue;
       const std::vector<int8_t> plain = bufs[i];
       test::convert_blocked(g.tensor(t).shape, g.tensor(t).dtype, plain.data(), bufs[i].data(), true);
@@ -181,19 +183,21 @@ bool check_fast(const Graph& g, const Node& n, const std::string& fast, const st
   for (x86::Int8Isa isa : isa_paths()) {
     x86::int8_set_isa_override(isa);
     for (int threads : {1, 2})
-      for (bool blocked : {false, true}) {
+      for (int layouts : {0, 1, 2}) {  // NCHW, the blocked tensors, blocked outputs only
+        const bool blocked = layouts > 0;
         std::vector<int8_t> got;
         std::string why;
         int n_blocked = 0;
-        if (!run_kernel(g, n, fast, threads, data, &got, &why, blocked, &n_blocked)) {
-          if (why == "blocked only") continue;
+        if (!run_kernel(g, n, fast, threads, data, &got, &why, blocked, &n_blocked, layouts == 2)) {
+          if (why == "blocked only" || why == "not each") continue;
           if (why != "declined") ADD_FAILURE() << fast << ": " << why;
           return false;
         }
         if (blocked && n_blocked == 0) continue;  // the kernel takes NCHW only here: run already
         ran = true;
         EXPECT_EQ(first_mismatch(got, want), "")
-            << fast << " threads=" << threads << " isa=" << static_cast<int>(isa) << " nhwc tensors=" << n_blocked;
+            << fast << " threads=" << threads << " isa=" << static_cast<int>(isa) << " nhwc tensors=" << n_blocked
+            << (layouts == 2 ? " (outputs only)" : "");
       }
   }
   return ran;
@@ -747,6 +751,70 @@ TEST(Int8FastVsRef, PointwiseVnni) {
     run_conv_case(d, seed++, "x86_pw_int8");
     const std::string out = testing::internal::GetCapturedStdout();
     EXPECT_NE(out.find("declined"), std::string::npos) << d.label << ": x86_pw_int8 took the node";
+  }
+}
+
+TEST(Int8FastVsRef, StemVnni) {
+  if (!has_kernel(OpId::Conv, "x86_stem_int8")) GTEST_SKIP() << "x86_stem_int8 not built";
+  if (!__builtin_cpu_supports("avx512vnni") || !__builtin_cpu_supports("avx512bw"))
+    GTEST_SKIP() << "the CPU has no AVX-512 VNNI";
+  std::vector<ConvCase> v;
+  auto add = [&](ConvCase c) -> ConvCase& {
+    v.push_back(std::move(c));
+    return v.back();
+  };
+  // The image networks' stems: 3x3 stride 2 (mobilenet_v2 at full size), 7x7 stride 2 (resnet).
+  add(conv2d("mobilenet_v2_stem", {1, 3, 224, 224}, 32, 1, 3, 2, 1));
+  add(conv2d("resnet_stem", {1, 3, 40, 36}, 64, 1, 7, 2, 3)).act.name = "Relu";
+  add(conv2d("gray_k5_s1", {1, 1, 19, 23}, 20, 1, 5, 1, 2));
+  add(conv2d("gray_wide_rows", {1, 1, 6, 150}, 20, 1, 3, 1, 1));  // several 64-byte stores per row
+  add(conv2d("c4_k3_oc70_tails", {1, 4, 9, 11}, 70, 1, 3, 1, 0));
+  add(conv2d("c2_k2_s2", {1, 2, 10, 10}, 24, 1, 2, 2, 0));
+  add(conv2d("patch_k4_s4", {1, 3, 32, 28}, 48, 1, 4, 4, 0));
+  add(conv2d("batch2_odd", {2, 3, 17, 13}, 24, 1, 3, 2, 1));
+  {
+    ConvCase& c = add(conv2d("asymmetric_pads_wide_window", {1, 3, 12, 30}, 20, 1, 3, 1, 0));
+    c.k = {3, 11};  // window rows of 33 bytes: the 64-byte copies
+    c.pads = {0, 5, 2, 1};
+    c.strides = {2, 3};
+  }
+  add(conv2d("pads_past_the_window", {1, 3, 6, 6}, 20, 1, 3, 1, 4));  // outputs entirely in the border
+  add(conv2d("zp_min", {1, 3, 9, 9}, 20, 1, 3, 1, 1)).zp_x = -128;
+  add(conv2d("zp_max", {1, 3, 9, 9}, 20, 1, 3, 1, 1)).zp_x = 127;
+  add(conv2d("per_tensor_weights", {1, 3, 16, 16}, 24, 1, 3, 2, 1)).per_channel = false;
+  add(conv2d("clip", {1, 3, 16, 16}, 20, 1, 3, 2, 1)).act = {"Clip", -0.3f, 0.9f};
+  {
+    ConvCase& c = add(conv2d("relu_no_bias", {1, 3, 16, 16}, 24, 1, 3, 2, 1));
+    c.bias = false;
+    c.act.name = "Relu";
+    c.zp_y = -3;
+  }
+  {
+    ConvCase& c = add(conv2d("ties", {1, 3, 16, 16}, 17, 1, 3, 1, 1));
+    c.data = Data::kTies;
+    c.zp_x = 3;
+    c.zp_y = 1;
+  }
+  {
+    ConvCase& c = add(conv2d("large_acc", {1, 4, 20, 20}, 24, 1, 16, 1, 0));  // 1024 products per output
+    c.data = Data::kExtreme;
+    c.zp_x = -128;
+  }
+  uint32_t seed = 1300;
+  for (const ConvCase& c : v) run_conv_case(c, seed++, "x86_stem_int8");
+  // What the kernel must decline: 1x1 (the pointwise kernel's), 5 channels, 16 output channels,
+  // window rows past 64 bytes, groups, dilations.
+  for (const ConvCase& c : {conv2d("k1", {1, 3, 8, 8}, 24, 1, 1, 1, 0), conv2d("c5", {1, 5, 8, 8}, 24, 1, 3, 1, 1),
+                            conv2d("oc16", {1, 3, 8, 8}, 16, 1, 3, 2, 1),
+                            conv2d("window_row_68_bytes", {1, 4, 20, 20}, 24, 1, 17, 1, 0),
+                            conv2d("grouped", {1, 4, 8, 8}, 24, 2, 3, 1, 1),
+                            conv2d("dilated", {1, 3, 12, 12}, 24, 1, 3, 1, 2, 2)}) {
+    ConvCase d = c;
+    d.must_run = false;
+    testing::internal::CaptureStdout();
+    run_conv_case(d, seed++, "x86_stem_int8");
+    const std::string out = testing::internal::GetCapturedStdout();
+    EXPECT_NE(out.find("declined"), std::string::npos) << d.label << ": x86_stem_int8 took the node";
   }
 }
 

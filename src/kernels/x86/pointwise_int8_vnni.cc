@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "common/env.h"
@@ -208,6 +209,27 @@ struct NhwcPw {
   int32_t zp_y = 0;
   float lo = -128.f, hi = 127.f;  // output bounds minus zp_y
 
+  // Rows of `row` bytes (a multiple of 4 past the last weight) into `oc` outputs; the weights are
+  // set with set_weight.
+  void init(int64_t row, int64_t out_channels, const std::vector<int32_t>& comp_oc, const Int8Output& out) {
+    c = row;
+    c4 = (row + 3) / 4;
+    oc = out_channels;
+    ocv = (oc + 15) / 16;
+    w.assign(static_cast<size_t>(ocv * c4 * 64), 0);
+    comp.assign(static_cast<size_t>(ocv * 16), 0);
+    mult.assign(static_cast<size_t>(ocv * 16), 0.f);
+    std::copy(comp_oc.begin(), comp_oc.end(), comp.begin());
+    std::copy(out.mult.begin(), out.mult.end(), mult.begin());
+    zp_y = out.zp_y;
+    lo = static_cast<float>(out.clamp.lo - out.zp_y);
+    hi = static_cast<float>(out.clamp.hi - out.zp_y);
+  }
+  // The weight output o applies to byte k of an input row.
+  void set_weight(int64_t o, int64_t k, int8_t v) {
+    w[static_cast<size_t>(((o / 16) * c4 + k / 4) * 64 + (o % 16) * 4 + k % 4)] = v;
+  }
+
   // Pixels xu[0..R) (u8 rows of c bytes) x output vectors [v0, v0 + V) -> y rows (stride oc),
   // R <= 6, V <= 4. The 24 accumulators are named variables updated by inline assembly: given the
   // intrinsic (or an array) in the loop over the channels, GCC 12 copies every accumulator to a
@@ -292,6 +314,51 @@ struct NhwcPw {
   }
 };
 
+// One thread slot's input rows for a job of NhwcPw: +4 because the last pixel's last 4-byte group
+// may read past its row (those weights are 0); whole cache lines, so that the slots share none.
+size_t nhwc_row_bytes(int64_t row) { return static_cast<size_t>((kNhwcPixelsPerJob * row + 4 + 63) / 64 * 64); }
+
+// Y = X x W over `pixels` output rows: jobs of kNhwcPixelsPerJob pixels, whose u8 input rows
+// fill(p0, np, xu) writes into the thread slot's buffer (rows_buf: slots x nhwc_row_bytes(d.c)
+// bytes + 64 for the alignment).
+template <class Fill>
+void run_nhwc_product(const NhwcPw& d, int64_t pixels, int num_threads, int slots, uint8_t* rows_buf,
+                      size_t row_bytes, Fill&& fill, int8_t* y) {
+  const int64_t blocks = (pixels + kNhwcPixelsPerJob - 1) / kNhwcPixelsPerJob;
+  const int nt = std::min(threads_for(pixels * d.c * d.oc, int64_t{1} << 20, num_threads), slots);
+  // Jobs are pixel blocks; with fewer than two per thread, the output channels are split too
+  // (in 64-channel tiles). Parts of one pixel row written by different threads share cache
+  // lines, so only then.
+  const int64_t vec_tiles = (d.ocv + kNhwcVecs - 1) / kNhwcVecs;
+  const int64_t parts = blocks >= 2 * nt ? 1 : std::min(vec_tiles, (2 * nt + blocks - 1) / blocks);
+  uint8_t* rows_base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(rows_buf) + 63) & ~uintptr_t{63});
+  // A contiguous range of jobs per thread: measured faster here than claiming jobs (mobilenet_v2
+  // int8, 2 threads: 112x112 16 -> 96 channels 134 -> 98-106 us, 56x56 144 -> 24 33 -> 25 us).
+  parallel_ranges(blocks * parts, nt, [&](int64_t j0, int64_t j1, int slot) {
+    uint8_t* xu = rows_base + static_cast<size_t>(slot) * row_bytes;
+    for (int64_t j = j0; j < j1; ++j) {
+      const int64_t b = j / parts, part = j % parts;
+      const int64_t p0 = b * kNhwcPixelsPerJob, np = std::min(kNhwcPixelsPerJob, pixels - p0);
+      const int64_t v0 = vec_tiles * part / parts * kNhwcVecs;
+      const int64_t v1 = std::min(d.ocv, vec_tiles * (part + 1) / parts * kNhwcVecs);
+      if (part == 0 || j == j0) fill(p0, np, xu);
+      d.run_rows(xu, np, v0, v1, y + p0 * d.oc);
+    }
+  });
+}
+
+// comp[o] = bias[o] - zp_u8 * sum(w[o]) modulo 2^32 (the file comment), w: `per_oc` weights per output.
+std::vector<int32_t> compensations(const int8_t* w, int64_t oc, int64_t per_oc, const int32_t* bias, int64_t zp_u8) {
+  std::vector<int32_t> comp(static_cast<size_t>(oc));
+  for (int64_t o = 0; o < oc; ++o) {
+    int64_t sum = 0;
+    for (int64_t k = 0; k < per_oc; ++k) sum += w[o * per_oc + k];
+    const int64_t v = (bias ? static_cast<int64_t>(bias[o]) : 0) - zp_u8 * sum;
+    comp[static_cast<size_t>(o)] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
+  }
+  return comp;
+}
+
 class PointwiseInt8 : public Kernel {
  public:
   // Input and output NCHW (pixel tiles) or both NHWC (NhwcPw); the NCHW path only unstrided and
@@ -317,21 +384,15 @@ class PointwiseInt8 : public Kernel {
     blocks_ = (geo_.oc + kRows - 1) / kRows;
     // NCHW path: weights as [block][c4][row] dwords of 4 channels; missing rows/channels are 0.
     const int8_t* w = ctx.in<int8_t>(1);
-    if (!blocked_) weights_.assign(static_cast<size_t>(blocks_ * c4_ * kRows), 0);
-    comp_.resize(static_cast<size_t>(geo_.oc));
-    const int32_t* bias = ctx.has_input(2) ? ctx.in<int32_t>(2) : nullptr;
-    const int64_t zp_u8 = static_cast<int64_t>(qx.zp) + 128;
-    for (int64_t o = 0; o < geo_.oc; ++o) {
-      int64_t sum = 0;
-      for (int64_t ch = 0; ch < geo_.c; ++ch) {
-        const int8_t v = w[o * geo_.c + ch];
-        sum += v;
-        if (blocked_) continue;
-        const size_t dw = static_cast<size_t>(((o / kRows) * c4_ + ch / 4) * kRows + o % kRows);
-        reinterpret_cast<int8_t*>(&weights_[dw])[ch % 4] = v;
-      }
-      const int64_t comp = (bias ? static_cast<int64_t>(bias[o]) : 0) - zp_u8 * sum;
-      comp_[static_cast<size_t>(o)] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(comp)));
+    comp_ = compensations(w, geo_.oc, geo_.c, ctx.has_input(2) ? ctx.in<int32_t>(2) : nullptr,
+                          static_cast<int64_t>(qx.zp) + 128);
+    if (!blocked_) {
+      weights_.assign(static_cast<size_t>(blocks_ * c4_ * kRows), 0);
+      for (int64_t o = 0; o < geo_.oc; ++o)
+        for (int64_t ch = 0; ch < geo_.c; ++ch) {
+          const size_t dw = static_cast<size_t>(((o / kRows) * c4_ + ch / 4) * kRows + o % kRows);
+          reinterpret_cast<int8_t*>(&weights_[dw])[ch % 4] = w[o * geo_.c + ch];
+        }
     }
     mult_ = out.mult;
     zp_y_ = out.zp_y;
@@ -389,23 +450,10 @@ class PointwiseInt8 : public Kernel {
   std::vector<uint8_t> rows_;  // per thread slot: one job's input rows flipped to u8
 
   void prepare_nhwc(const int8_t* w, const Int8Output& out) {
-    NhwcPw& d = nhwc_;
-    d.c = geo_.c;
-    d.c4 = c4_;
-    d.oc = geo_.oc;
-    d.ocv = (geo_.oc + 15) / 16;
-    d.w.assign(static_cast<size_t>(d.ocv * d.c4 * 64), 0);
+    nhwc_.init(geo_.c, geo_.oc, comp_, out);
     for (int64_t o = 0; o < geo_.oc; ++o)
-      for (int64_t ch = 0; ch < geo_.c; ++ch)
-        d.w[static_cast<size_t>(((o / 16) * d.c4 + ch / 4) * 64 + (o % 16) * 4 + ch % 4)] = w[o * geo_.c + ch];
-    d.comp.assign(static_cast<size_t>(d.ocv * 16), 0);
-    d.mult.assign(static_cast<size_t>(d.ocv * 16), 0.f);
-    std::copy(comp_.begin(), comp_.end(), d.comp.begin());
-    std::copy(out.mult.begin(), out.mult.end(), d.mult.begin());
-    d.zp_y = out.zp_y;
-    d.lo = static_cast<float>(out.clamp.lo - out.zp_y);
-    d.hi = static_cast<float>(out.clamp.hi - out.zp_y);
-    rows_.assign(static_cast<size_t>(slots_) * nhwc_row_bytes() + 64, 0);  // + alignment
+      for (int64_t ch = 0; ch < geo_.c; ++ch) nhwc_.set_weight(o, ch, w[o * geo_.c + ch]);
+    rows_.assign(static_cast<size_t>(slots_) * nhwc_row_bytes(geo_.c) + 64, 0);  // + alignment
   }
 
   // Output pixels [p0, p0 + np) of all images: their input rows (x ^ 0x80) into xu.
@@ -418,38 +466,201 @@ class PointwiseInt8 : public Kernel {
     }
   }
 
-  // One slot's flipped rows: +4 because the last pixel's last 4-channel group may read past its
-  // row (those weights are 0); whole cache lines, so that the threads' slots share none.
-  size_t nhwc_row_bytes() const { return static_cast<size_t>((kNhwcPixelsPerJob * geo_.c + 4 + 63) / 64 * 64); }
-
   void run_nhwc(const KernelContext& ctx) {
     const int8_t* x = ctx.in<int8_t>(0);
-    int8_t* y = ctx.out<int8_t>(0);
-    const NhwcPw& d = nhwc_;
-    const int64_t pixels = geo_.batch * geo_.pixels;  // the output pixels of all images, as rows
-    const int64_t blocks = (pixels + kNhwcPixelsPerJob - 1) / kNhwcPixelsPerJob;
-    const int64_t macs = pixels * geo_.c * geo_.oc;
-    const int nt = std::min(threads_for(macs, int64_t{1} << 20, ctx.num_threads), slots_);
-    // Jobs are pixel blocks; with fewer than two per thread, the output channels are split too
-    // (in 64-channel tiles). Parts of one pixel row written by different threads share cache
-    // lines, so only then.
-    const int64_t vec_tiles = (d.ocv + kNhwcVecs - 1) / kNhwcVecs;
-    const int64_t parts = blocks >= 2 * nt ? 1 : std::min(vec_tiles, (2 * nt + blocks - 1) / blocks);
-    const size_t row_bytes = nhwc_row_bytes();
-    uint8_t* rows_base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(rows_.data()) + 63) & ~uintptr_t{63});
-    // A contiguous range of jobs per thread: measured faster here than claiming jobs (mobilenet_v2
-    // int8, 2 threads: 112x112 16 -> 96 channels 134 -> 98-106 us, 56x56 144 -> 24 33 -> 25 us).
-    parallel_ranges(blocks * parts, nt, [&](int64_t j0, int64_t j1, int slot) {
-      uint8_t* xu = rows_base + static_cast<size_t>(slot) * row_bytes;
-      for (int64_t j = j0; j < j1; ++j) {
-        const int64_t b = j / parts, part = j % parts;
-        const int64_t p0 = b * kNhwcPixelsPerJob, np = std::min(kNhwcPixelsPerJob, pixels - p0);
-        const int64_t v0 = vec_tiles * part / parts * kNhwcVecs;
-        const int64_t v1 = std::min(d.ocv, vec_tiles * (part + 1) / parts * kNhwcVecs);
-        if (part == 0 || j == j0) flip_rows(x, p0, np, xu);
-        d.run_rows(xu, np, v0, v1, y + p0 * geo_.oc);
-      }
+    run_nhwc_product(nhwc_, geo_.batch * geo_.pixels, ctx.num_threads, slots_, rows_.data(), nhwc_row_bytes(geo_.c),
+                     [&](int64_t p0, int64_t np, uint8_t* xu) { flip_rows(x, p0, np, xu); }, ctx.out<int8_t>(0));
+  }
+};
+
+
+// ---- Convolutions of at most 4 input channels: the stems of image networks ----
+// An image of 3 channels has 3 bytes per channels-last pixel, short of vpdpbusd's groups of 4, and
+// oneDNN runs such layers well below its usual rate (mobilenet_v2's 3 -> 32 3x3 stride-2 stem:
+// ~120 us for 10.8 M MACs at one thread; resnet's 7x7 one ~510 us for 118 M). Here each image is
+// first copied into a padded channels-last buffer of c bytes per pixel (x ^ 0x80; the borders
+// hold zp_x ^ 0x80, so one compensation serves them as in the NHWC depthwise kernel). Then every
+// output pixel's window becomes one row of kh * kw * c bytes, rounded up to 4 (kw * c contiguous
+// bytes per window row, one vector copy each), and the rows go through the NHWC product above with
+// weights laid out [ky][kx][c] (0 past the window). Same numerics as the pointwise kernel:
+// bit-exact. A 3x3 window of 3 channels is 7 groups of 4 bytes; 4-byte pixels would take 9.
+// Output channels-last only (LayoutFit::kBlockedOnly: the layers after a stem keep INT8
+// activations NHWC); the input is the graph's image, NCHW, or NHWC when a producer keeps it so.
+// OPENRKNN_DISABLE_X86_STEM=1 leaves these nodes to onednn_conv_int8 (A/B measurements).
+
+constexpr int64_t kStemMaxChannels = 4;
+constexpr int64_t kStemMaxRowBytes = 64;  // a window row of kw * c bytes is one vector copy
+constexpr int64_t kStemMaxKernel = 16;
+
+struct StemGeometry {
+  int64_t batch = 0, c = 0, h = 0, w = 0, oc = 0, oh = 0, ow = 0;
+  int64_t kh = 0, kw = 0, sh = 1, sw = 1, pt = 0, pl = 0;
+  int64_t hp = 0, wp = 0;  // the padded image: the rows and columns the windows cover
+  int64_t row() const { return (kh * kw * c + 3) / 4 * 4; }
+};
+
+bool stem_geometry(const Graph& g, const Node& n, StemGeometry* geo) {
+  if (n.op != OpId::Conv || n.inputs.size() < 2 || n.inputs.size() > 3 || n.outputs.size() != 1 || n.outputs[0] < 0)
+    return false;
+  const Tensor* x = g.input(n, 0);
+  const Tensor* w = g.input(n, 1);
+  if (!x || !w || !w->is_const()) return false;
+  const Tensor& y = g.tensor(n.outputs[0]);
+  if (x->shape.size() != 4 || w->shape.size() != 4 || y.shape.size() != 4) return false;
+  if (n.attrs.get_int("group", 1) != 1 || w->shape[1] != x->shape[1] || x->shape[1] > kStemMaxChannels) return false;
+  const int64_t kh = w->shape[2], kw = w->shape[3];
+  if (kh < 1 || kw < 1 || kh * kw == 1 || kh > kStemMaxKernel || kw * x->shape[1] > kStemMaxRowBytes) return false;
+  const std::vector<int64_t> st = n.attrs.get_ints("strides", {1, 1});
+  const std::vector<int64_t> pads = n.attrs.get_ints("pads", {0, 0, 0, 0});
+  if (st.size() != 2 || pads.size() != 4 || st[0] < 1 || st[1] < 1 || st[0] > 8 || st[1] > 8) return false;
+  for (int64_t d : n.attrs.get_ints("dilations", {1, 1}))
+    if (d != 1) return false;
+  for (int64_t p : pads)
+    if (p < 0 || p > kStemMaxKernel) return false;
+  const std::string auto_pad = n.attrs.get_string("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") return false;
+  const int64_t oh = (x->shape[2] + pads[0] + pads[2] - kh) / st[0] + 1;
+  const int64_t ow = (x->shape[3] + pads[1] + pads[3] - kw) / st[1] + 1;
+  if (y.shape[0] != x->shape[0] || y.shape[1] != w->shape[0] || y.shape[2] != oh || y.shape[3] != ow) return false;
+  *geo = StemGeometry{x->shape[0], x->shape[1], x->shape[2], x->shape[3], w->shape[0], oh, ow, kh, kw, st[0], st[1],
+                      pads[0], pads[1], (oh - 1) * st[0] + kh, (ow - 1) * st[1] + kw};
+  return geo->batch > 0 && geo->c > 0 && geo->oc > 0 && oh > 0 && ow > 0 && geo->h > 0 && geo->w > 0;
+}
+
+bool supports_stem_int8(const Graph& g, const Node& n) {
+  static const bool vbmi = __builtin_cpu_supports("avx512vbmi");  // vpermb packs the pixels
+  if (!cpu_has_vnni() || !vbmi || env_flag("OPENRKNN_DISABLE_X86_STEM") || !is_quantized_node(g, n)) return false;
+  StemGeometry geo;
+  // At most 16 output channels the product's register tile holds only 6 accumulators, and oneDNN
+  // was as fast (mobilenet_v3_small's 3 -> 16 stem, one thread: 90 vs 87 us).
+  return stem_geometry(g, n, &geo) && geo.oc > 16 && is_q8_conv_form(g, n, geo.oc);
+}
+
+// n pixels of one NCHW image row (channel ch at x + ch * plane, c <= 4) -> n channels-last pixels
+// of c bytes, x ^ 0x80: 16 pixels as 4-byte lanes, then vpermb keeps c bytes of each
+// (StemInt8::pack_index_). While 64 bytes of the row remain, a store writes 64 bytes: past its
+// 16 * c, into what the next ones write. The last stores are masked to the row.
+ORKNN_VNNI __attribute__((target("avx512vbmi"))) void nchw_row_to_u8(const int8_t* x, int64_t c, int64_t plane,
+                                                                     int64_t n, const uint8_t* pack_index,
+                                                                     uint8_t* dst) {
+  const __m512i pack = _mm512_loadu_si512(pack_index);
+  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
+  for (int64_t i = 0; i < n; i += 16) {
+    const int64_t left = std::min<int64_t>(16, n - i);
+    const __mmask16 m = static_cast<__mmask16>((1u << left) - 1);
+    __m512i v = _mm512_setzero_si512();
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const __m128i bytes = left == 16 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + ch * plane + i))
+                                       : _mm_maskz_loadu_epi8(m, x + ch * plane + i);
+      v = _mm512_or_si512(v, _mm512_sllv_epi32(_mm512_cvtepu8_epi32(bytes), _mm512_set1_epi32(static_cast<int>(8 * ch))));
+    }
+    v = _mm512_xor_si512(_mm512_permutexvar_epi8(pack, v), flip);
+    if (c * (n - i) >= 64) {
+      _mm512_storeu_si512(dst + c * i, v);
+    } else {
+      const int64_t bytes = left * c;
+      _mm512_mask_storeu_epi8(dst + c * i, bytes >= 64 ? ~__mmask64{0} : (__mmask64{1} << bytes) - 1, v);
+    }
+  }
+}
+
+// Copies V bytes (one vector): a window row of kw * c <= V bytes and what follows it.
+template <int V>
+ORKNN_VNNI inline void copy_vector(const uint8_t* s, uint8_t* d) {
+  if constexpr (V == 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(d), _mm_loadu_si128(reinterpret_cast<const __m128i*>(s)));
+  else if constexpr (V == 32)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s)));
+  else _mm512_storeu_si512(d, _mm512_loadu_si512(s));
+}
+
+class StemInt8 : public Kernel {
+ public:
+  BlockedIo blocked_io(const Graph&, const Node&) const override { return BlockedIo::kEach; }
+  LayoutFit layout_fit(const Graph&, const Node&) const override { return LayoutFit::kBlockedOnly; }
+
+  Status prepare(const KernelContext& ctx) override {
+    if (!stem_geometry(*ctx.graph, *ctx.node, &geo_))
+      return ORKNN_ERR(kFail, "Conv '%s': not a convolution this kernel handles", ctx.node->name.c_str());
+    if (!ctx.output_blocked(0))
+      return ORKNN_ERR(kFail, "Conv '%s': the output must be channels-last", ctx.node->name.c_str());
+    in_nhwc_ = ctx.input_blocked(0);
+    const QuantScalar qx = per_tensor(ctx.in_tensor(0));
+    const Int8Output out = int8_output(qx.scale, ctx.in_tensor(1).quant, ctx.out_tensor(0), ctx.node->attrs, geo_.oc);
+    const int8_t* w = ctx.in<int8_t>(1);
+    const int64_t taps = geo_.kh * geo_.kw;
+    const uint8_t zp_u8 = static_cast<uint8_t>(qx.zp + 128);
+    nhwc_.init(geo_.row(), geo_.oc,
+               compensations(w, geo_.oc, geo_.c * taps, ctx.has_input(2) ? ctx.in<int32_t>(2) : nullptr, zp_u8),
+               out);
+    for (int64_t o = 0; o < geo_.oc; ++o)
+      for (int64_t ch = 0; ch < geo_.c; ++ch)
+        for (int64_t t = 0; t < taps; ++t) nhwc_.set_weight(o, t * geo_.c + ch, w[(o * geo_.c + ch) * taps + t]);
+    // The borders keep zp_x ^ 0x80 from here on; run() rewrites the image inside them. + 64: the
+    // window copies read up to one vector past a row.
+    padded_.assign(static_cast<size_t>(geo_.batch * geo_.hp * geo_.wp * geo_.c + 64), zp_u8);
+    for (int j = 0; j < 64; ++j)
+      pack_index_[j] = static_cast<uint8_t>(j < 16 * geo_.c ? 4 * (j / geo_.c) + j % geo_.c : 0);
+    slots_ = thread_slots(ctx.num_threads);
+    row_bytes_ = nhwc_row_bytes(geo_.row()) + 64;  // the last copy of a job writes past its rows
+    rows_.assign(static_cast<size_t>(slots_) * row_bytes_ + 64, 0);
+    return Status::Ok();
+  }
+
+  void run(const KernelContext& ctx) override {
+    const int8_t* x = ctx.in<int8_t>(0);
+    const int64_t rows = geo_.batch * geo_.h;
+    parallel_ranges(rows, threads_for(rows * geo_.w, 16384, ctx.num_threads), [&](int64_t r0, int64_t r1, int) {
+      for (int64_t r = r0; r < r1; ++r) copy_image_row(x, r / geo_.h, r % geo_.h);
     });
+    const int64_t window_row = geo_.kw * geo_.c;
+    auto product = [&](auto vector_bytes) {
+      constexpr int V = decltype(vector_bytes)::value;
+      run_nhwc_product(nhwc_, geo_.batch * geo_.oh * geo_.ow, ctx.num_threads, slots_, rows_.data(), row_bytes_,
+                       [&](int64_t p0, int64_t np, uint8_t* xu) { gather_windows<V>(p0, np, xu); }, ctx.out<int8_t>(0));
+    };
+    if (window_row <= 16) product(std::integral_constant<int, 16>{});
+    else if (window_row <= 32) product(std::integral_constant<int, 32>{});
+    else product(std::integral_constant<int, 64>{});
+  }
+
+ private:
+  StemGeometry geo_;
+  bool in_nhwc_ = false;
+  NhwcPw nhwc_;
+  std::vector<uint8_t> padded_;  // [batch][hp][wp][c] u8
+  uint8_t pack_index_[64] = {};  // nchw_row_to_u8: byte j of 16 packed pixels <- byte 4 (j / c) + j % c
+  int slots_ = 1;
+  size_t row_bytes_ = 0;
+  std::vector<uint8_t> rows_;  // per thread slot: one job's window rows
+
+  // Input row iy of image b into the padded buffer (columns past wp are never read).
+  void copy_image_row(const int8_t* x, int64_t b, int64_t iy) {
+    const int64_t py = iy + geo_.pt;
+    const int64_t n = std::min(geo_.w, geo_.wp - geo_.pl);
+    if (py >= geo_.hp || n <= 0) return;
+    uint8_t* dst = padded_.data() + ((b * geo_.hp + py) * geo_.wp + geo_.pl) * geo_.c;
+    if (!in_nhwc_)
+      return nchw_row_to_u8(x + (b * geo_.c * geo_.h + iy) * geo_.w, geo_.c, geo_.h * geo_.w, n, pack_index_, dst);
+    x86::int8_to_u8(x + (b * geo_.h + iy) * geo_.w * geo_.c, n * geo_.c, dst);
+  }
+
+  // The windows of output pixels [p0, p0 + np) (all images, row-major) as rows of geo_.row()
+  // bytes: window row ky of a pixel is kw * c contiguous bytes of the padded image. Each copy
+  // writes V bytes; the next one (or the next pixel's) overwrites what lies past kw * c, and the
+  // bytes between kh * kw * c and the row's end meet zero weights.
+  template <int V>
+  ORKNN_VNNI void gather_windows(int64_t p0, int64_t np, uint8_t* xu) const {
+    const int64_t per_image = geo_.oh * geo_.ow, row = geo_.row(), window_row = geo_.kw * geo_.c;
+    const int64_t line = geo_.wp * geo_.c;
+    int64_t b = p0 / per_image, oy = (p0 % per_image) / geo_.ow, ox = p0 % geo_.ow;
+    for (int64_t p = 0; p < np; ++p, xu += row) {
+      const uint8_t* src = padded_.data() + ((b * geo_.hp + oy * geo_.sh) * geo_.wp + ox * geo_.sw) * geo_.c;
+      for (int64_t ky = 0; ky < geo_.kh; ++ky) copy_vector<V>(src + ky * line, xu + ky * window_row);
+      if (++ox == geo_.ow) {
+        ox = 0;
+        if (++oy == geo_.oh) oy = 0, ++b;
+      }
+    }
   }
 };
 
@@ -464,5 +675,6 @@ int64_t x86_pointwise_int8_set_min_pixels(int64_t pixels) {
 }
 
 ORKNN_REGISTER_KERNEL(Conv, "x86_pw_int8", 20, supports_pw_int8, PointwiseInt8);
+ORKNN_REGISTER_KERNEL(Conv, "x86_stem_int8", 20, supports_stem_int8, StemInt8);
 
 }  // namespace orknn
