@@ -24,14 +24,11 @@ using namespace model_test;
 void expect_model_blocked_matches_nchw(const std::string& onnx, const ConvertOptions& opts, const char* layout,
                                        size_t min_blocked,
                                        void (*check_perf)(const std::string&, const std::string&) = nullptr) {
-  const std::string base = models_dir() + "/" + onnx;
-  ASSERT_TRUE(file_exists(base + ".onnx")) << base << ".onnx is missing: run scripts/prepare_test_models.sh";
-  std::vector<float> input;
-  const std::string name = onnx.substr(0, onnx.find("_qdq"));
-  ASSERT_TRUE(read_f32(models_dir() + "/" + name + ".in.f32", &input));
-  const std::vector<ModelInput> in = {{input.data(), input.size() * sizeof(float), RKNN_TENSOR_FLOAT32, RKNN_TENSOR_NCHW}};
+  ReferenceModel ref;
+  ASSERT_NO_FATAL_FAILURE(load_reference_model(onnx, &ref, onnx.substr(0, onnx.find("_qdq"))));
+  const std::vector<ModelInput> in = ref.inputs();
   std::vector<uint8_t> model;
-  ASSERT_NO_FATAL_FAILURE(convert_model(base + ".onnx", opts, &model));
+  ASSERT_NO_FATAL_FAILURE(convert_model(ref.onnx, opts, &model));
   for (const char* threads : {"1", "2"}) {
     SCOPED_TRACE(std::string("threads ") + threads);
     const SetEnv t("OPENRKNN_NUM_THREADS", threads);
@@ -113,6 +110,10 @@ TEST(BlockedLayout, Int8MobilenetV2BitIdenticalToNchw) {
                                       EXPECT_EQ(count_words(blocked, "x86_pw_int8"), 34u) << blocked;
                                       EXPECT_EQ(count_words(nchw, "x86_dw_int8"), 6u) << nchw;
                                       EXPECT_EQ(count_words(nchw, "x86_pw_int8"), 12u) << nchw;
+                                      // The stem writes NHWC only.
+                                      if (__builtin_cpu_supports("avx512vbmi"))
+                                        EXPECT_EQ(count_words(blocked, "x86_stem_int8"), 1u) << blocked;
+                                      EXPECT_EQ(count_words(nchw, "x86_stem_int8"), 0u) << nchw;
                                     });
 }
 

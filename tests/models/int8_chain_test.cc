@@ -21,13 +21,11 @@ using namespace model_test;
 // The model converted with `opts`, run fused and unfused on its reference input (NAME.in.f32).
 // At least `min_nodes` layers must run on the chain kernel.
 void expect_chains_match_unfused(const std::string& name, const ConvertOptions& opts, size_t min_nodes) {
-  const std::string base = models_dir() + "/" + name;
-  ASSERT_TRUE(file_exists(base + ".onnx")) << base << ".onnx is missing: run scripts/prepare_test_models.sh";
-  std::vector<float> input;
-  ASSERT_TRUE(read_f32(base + ".in.f32", &input));
+  ReferenceModel ref;
+  ASSERT_NO_FATAL_FAILURE(load_reference_model(name, &ref));
   std::vector<uint8_t> model;
-  ASSERT_NO_FATAL_FAILURE(convert_model(base + ".onnx", opts, &model));
-  const std::vector<ModelInput> in = {{input.data(), input.size() * sizeof(float), RKNN_TENSOR_FLOAT32, RKNN_TENSOR_NCHW}};
+  ASSERT_NO_FATAL_FAILURE(convert_model(ref.onnx, opts, &model));
+  const std::vector<ModelInput> in = ref.inputs();
   for (const char* threads : {"1", "2"}) {
     SCOPED_TRACE(name + ", threads " + threads);
     const SetEnv t("OPENRKNN_NUM_THREADS", threads);

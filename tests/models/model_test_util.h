@@ -1,6 +1,7 @@
-// Helpers shared by the end-to-end model tests (models_test.cc, int8_models_test.cc): where the
-// prepared work directory is, reading the raw files scripts/prepare_test_models.sh writes, running
-// a model through the public C API, and the output comparisons.
+// Helpers shared by the end-to-end model tests (models_test.cc, int8_models_test.cc, the fusion and
+// layout tests): where the prepared work directory is, reading the raw files
+// scripts/prepare_test_models.sh writes, running a model through the public C API, and the output
+// comparisons.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -70,6 +71,25 @@ struct ModelInput {
   rknn_tensor_type type;  // RKNN_TENSOR_FLOAT32 (NCHW) or RKNN_TENSOR_UINT8 (NHWC image)
   rknn_tensor_format fmt;
 };
+
+// A prepared test model of the work directory and its reference input.
+struct ReferenceModel {
+  std::string onnx;          // path of NAME.onnx
+  std::vector<float> input;  // NAME.in.f32 (or the input of the model it was derived from)
+  // The input as run_model takes it: float32 NCHW.
+  std::vector<ModelInput> inputs() const {
+    return {{input.data(), input.size() * sizeof(float), RKNN_TENSOR_FLOAT32, RKNN_TENSOR_NCHW}};
+  }
+};
+
+// Finds NAME.onnx and reads the reference input of `input_of` (default: NAME), e.g. resnet18's for
+// resnet18_qdq. Fails the test when scripts/prepare_test_models.sh has not made them.
+inline void load_reference_model(const std::string& name, ReferenceModel* m, const std::string& input_of = "") {
+  m->onnx = models_dir() + "/" + name + ".onnx";
+  ASSERT_TRUE(file_exists(m->onnx)) << m->onnx << " is missing: run scripts/prepare_test_models.sh";
+  const std::string in = models_dir() + "/" + (input_of.empty() ? name : input_of) + ".in.f32";
+  ASSERT_TRUE(read_f32(in, &m->input)) << in << " is missing: run scripts/prepare_test_models.sh";
+}
 
 // Runs a one-input, one-output model (bytes of our .rknn) through the public C API, exactly as a
 // client program would, on each input in turn (one context), and returns each output as float32

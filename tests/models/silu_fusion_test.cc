@@ -20,17 +20,15 @@ using namespace model_test;
 
 TEST(SiluFusion, EfficientnetBitIdenticalToUnfused) {
   if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F: no fusion";
-  const std::string base = models_dir() + "/efficientnet_b0";
-  ASSERT_TRUE(file_exists(base + ".onnx")) << base << ".onnx is missing: run scripts/prepare_test_models.sh";
-  std::vector<float> input;
-  ASSERT_TRUE(read_f32(base + ".in.f32", &input));
+  ReferenceModel ref;
+  ASSERT_NO_FATAL_FAILURE(load_reference_model("efficientnet_b0", &ref));
   for (FloatPrecision precision : {FloatPrecision::kFp16, FloatPrecision::kFp32}) {
     SCOPED_TRACE(precision == FloatPrecision::kFp16 ? "fp16" : "fp32");
     ConvertOptions opts;
     opts.precision = precision;
     Graph graph;
     std::vector<uint8_t> model;
-    ASSERT_NO_FATAL_FAILURE(convert_model(base + ".onnx", opts, &model, &graph));
+    ASSERT_NO_FATAL_FAILURE(convert_model(ref.onnx, opts, &model, &graph));
     // The SiLU pairs, counted here from the graph: Sigmoid(x) read only by a Mul(x, .).
     size_t pairs = 0;
     for (const Node& sig : graph.nodes) {
@@ -47,7 +45,7 @@ TEST(SiluFusion, EfficientnetBitIdenticalToUnfused) {
     for (const char* threads : {"1", "2"}) {
       SCOPED_TRACE(std::string("threads ") + threads);
       const SetEnv t("OPENRKNN_NUM_THREADS", threads);
-      const std::vector<ModelInput> in = {{input.data(), input.size() * sizeof(float), RKNN_TENSOR_FLOAT32, RKNN_TENSOR_NCHW}};
+      const std::vector<ModelInput> in = ref.inputs();
       std::vector<std::vector<float>> fused, unfused;
       std::string fused_perf, unfused_perf;
       run_model(model, in, &fused, nullptr, &fused_perf);

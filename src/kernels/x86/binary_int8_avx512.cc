@@ -26,15 +26,11 @@
 #include "kernels/parallel.h"
 #include "kernels/ref/binary_int8.h"
 #include "kernels/x86/broadcast_blocks.h"
+#include "kernels/x86/cpu_features.h"
 #include "ops/quant_infer.h"
 
 namespace orknn {
 namespace {
-
-bool cpu_has_avx512bw() {
-  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-  return ok;
-}
 
 bool is_q8_per_tensor(const Tensor& t) {
   return t.dtype == DType::kI8 && t.quant.scale.size() == 1 && t.quant.zero_point.size() == 1;
@@ -42,7 +38,7 @@ bool is_q8_per_tensor(const Tensor& t) {
 
 // Quantized node, inputs full or block-constant (broadcast_blocks), AVX-512BW available.
 bool supports_blocks_q8(const Graph& g, const Node& n) {
-  if (!cpu_has_avx512bw()) return false;
+  if (!x86::cpu_avx512bw()) return false;
   if (n.inputs.size() != 2 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
   const Tensor* a = g.input(n, 0);
   const Tensor* b = g.input(n, 1);

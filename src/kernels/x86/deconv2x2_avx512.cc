@@ -23,6 +23,7 @@
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/ref/activation.h"
+#include "kernels/x86/cpu_features.h"
 #include "kernels/x86/fused_act_avx512.h"
 
 namespace orknn {
@@ -67,7 +68,7 @@ bool deconv_geometry(const Graph& g, const Node& n, Deconv2x2Geometry* geo) {
 }
 
 bool supports_deconv2x2(const Graph& g, const Node& n) {
-  if (disabled_by_env() || !__builtin_cpu_supports("avx512f")) return false;
+  if (disabled_by_env() || !x86::cpu_avx512f()) return false;
   Deconv2x2Geometry geo;
   return deconv_geometry(g, n, &geo) && act_supported(read_fused_act(n.attrs).act);
 }

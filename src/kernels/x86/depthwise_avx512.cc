@@ -59,7 +59,9 @@
 #include "kernels/quant_util.h"
 #include "kernels/ref/activation.h"
 #include "kernels/ref/int8_compute.h"
+#include "kernels/x86/cpu_features.h"
 #include "kernels/x86/fused_act_avx512.h"
+#include "kernels/x86/int8_requant.h"
 #include "ops/quant_infer.h"
 
 namespace orknn {
@@ -67,12 +69,6 @@ namespace {
 
 constexpr int64_t kLanes = 16;
 constexpr int kMaxBlocks = 4;  // output vectors computed together (independent add chains)
-
-bool cpu_has_avx512() {
-  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                         __builtin_cpu_supports("avx512vl");
-  return ok;
-}
 
 // Geometry of a depthwise node after infer (explicit kernel_shape, strides, pads, dilations).
 struct DwGeometry {
@@ -513,7 +509,7 @@ struct BlockedDwRow {
 // ---- float kernel ----
 
 bool supports_dw_f32(const Graph& g, const Node& n) {
-  if (!cpu_has_avx512() || disabled_by_env() || is_quantized_node(g, n)) return false;
+  if (!x86::cpu_avx512bwvl() || disabled_by_env() || is_quantized_node(g, n)) return false;
   DwGeometry geo;
   if (!dw_geometry(g, n, &geo)) return false;
   const Tensor* x = g.input(n, 0);
@@ -619,18 +615,11 @@ class DepthwiseF32 : public Kernel {
 // Numerics, bit-exact with ref_int8: input bytes are flipped to u8 (x + 128, vpdpbusd's unsigned
 // operand), and comp[c] = bias_q[c] - (zp_x + 128) * sum_t w[c][t] turns the sum into the exact
 // accumulator modulo 2^32 (the true value fits in int32). Padding taps read bytes equal to zp_x
-// (x - zp_x = 0), so the borders need no other compensation. Requantization: float(acc + comp) * M
-// (no FMA), clamped in float to [lo - zp_y, hi - zp_y], rounded half to even (vcvtps2dq) and
-// + zp_y. That equals x86::requant_one: the bounds are integers, so clamping before rounding to
-// nearest is clamping after, and they lie inside its [-512, 512] and sat8 ranges. The four int32
-// results of a lane go back to bytes 4k + j by shifts and byte blends.
+// (x - zp_x = 0), so the borders need no other compensation. Requantization:
+// x86::requant16_float_bounds (int8_requant.h), equal to requant_one. The four int32 results of a
+// lane go back to bytes 4k + j by shifts and byte blends.
 
 constexpr int64_t kI8Block = 64;  // channels per block
-
-bool cpu_has_vnni() {
-  static const bool ok = cpu_has_avx512() && __builtin_cpu_supports("avx512vnni");
-  return ok;
-}
 
 #define ORKNN_DW_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"), always_inline)) inline
 
@@ -663,12 +652,9 @@ struct NhwcI8Dw {
     const __m512i zp = _mm512_set1_epi32(zp_y);
     __m512i r[4];
 #pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {
-      const __m512i t = _mm512_add_epi32(acc[j], _mm512_loadu_si512(cp + 16 * j));
-      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(t), _mm512_loadu_ps(mp + 16 * j));
-      f = _mm512_min_ps(_mm512_max_ps(f, vlo), vhi);
-      r[j] = _mm512_add_epi32(_mm512_cvtps_epi32(f), zp);
-    }
+    for (int j = 0; j < 4; ++j)
+      r[j] = x86::requant16_float_bounds(acc[j], _mm512_loadu_si512(cp + 16 * j), _mm512_loadu_ps(mp + 16 * j), vlo,
+                                         vhi, zp);
     __m512i out = _mm512_mask_blend_epi8(0x2222222222222222ull, r[0], _mm512_slli_epi32(r[1], 8));
     out = _mm512_mask_blend_epi8(0x4444444444444444ull, out, _mm512_slli_epi32(r[2], 16));
     out = _mm512_mask_blend_epi8(0x8888888888888888ull, out, _mm512_slli_epi32(r[3], 24));
@@ -772,9 +758,9 @@ NhwcRowFn pick_nhwc_row(int kh, int kw) {
 // With VNNI the NHWC path takes every width (it is faster than oneDNN on narrow planes too); the
 // NCHW path only wide ones (DepthwiseInt8::layout_fit).
 bool supports_dw_int8(const Graph& g, const Node& n) {
-  if (!cpu_has_avx512() || disabled_by_env() || !is_quantized_node(g, n)) return false;
+  if (!x86::cpu_avx512bwvl() || disabled_by_env() || !is_quantized_node(g, n)) return false;
   DwGeometry geo;
-  return dw_geometry(g, n, &geo) && is_q8_conv_form(g, n, geo.channels) && (cpu_has_vnni() || wide_enough(g, n));
+  return dw_geometry(g, n, &geo) && is_q8_conv_form(g, n, geo.channels) && (x86::cpu_avx512vnni() || wide_enough(g, n));
 }
 
 class DepthwiseInt8 : public Kernel {
@@ -809,7 +795,7 @@ class DepthwiseInt8 : public Kernel {
 
   // Input and output in the same layout: NCHW planes, or NHWC (with VNNI).
   BlockedIo blocked_io(const Graph&, const Node&) const override {
-    return cpu_has_vnni() ? BlockedIo::kUniform : BlockedIo::kNone;
+    return x86::cpu_avx512vnni() ? BlockedIo::kUniform : BlockedIo::kNone;
   }
   LayoutFit layout_fit(const Graph& g, const Node& n) const override {
     return wide_enough(g, n) ? LayoutFit::kAny : LayoutFit::kBlockedOnly;

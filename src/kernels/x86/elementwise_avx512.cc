@@ -33,16 +33,12 @@
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/x86/broadcast_blocks.h"
+#include "kernels/x86/cpu_features.h"
 #include "kernels/x86/int8_chain.h"
 #include "kernels/x86/silu_fusion.h"
 
 namespace orknn {
 namespace {
-
-bool cpu_has_avx512f() {
-  static const bool ok = __builtin_cpu_supports("avx512f");
-  return ok;
-}
 
 // Below this many elements per thread, waking another thread costs more than it saves.
 constexpr int64_t kMinElementsPerThread = 16384;
@@ -91,7 +87,7 @@ __attribute__((target("avx512f"))) void sigmoid_range(const float* x, float* y, 
 }
 
 bool supports_sigmoid_f32(const Graph& g, const Node& n) {
-  if (!cpu_has_avx512f() || is_quantized_node(g, n)) return false;
+  if (!x86::cpu_avx512f() || is_quantized_node(g, n)) return false;
   if (n.inputs.size() != 1 || n.outputs.size() != 1 || n.inputs[0] < 0 || n.outputs[0] < 0) return false;
   return g.tensor(n.inputs[0]).dtype == DType::kF32 && g.tensor(n.outputs[0]).dtype == DType::kF32;
 }
@@ -121,7 +117,7 @@ class SigmoidF32Avx512 : public Kernel {
 // with another exp (a few float ulps) and another summation order: within the float tolerance
 // (tests/ops/elementwise_x86_test.cc). A NaN in a row makes the row NaN, as in the reference.
 bool supports_softmax_f32(const Graph& g, const Node& n) {
-  if (!cpu_has_avx512f() || is_quantized_node(g, n)) return false;
+  if (!x86::cpu_avx512f() || is_quantized_node(g, n)) return false;
   if (n.op != OpId::Softmax || n.inputs.size() != 1 || n.outputs.size() != 1 || n.inputs[0] < 0 || n.outputs[0] < 0)
     return false;
   const Tensor& x = g.tensor(n.inputs[0]);
@@ -237,7 +233,7 @@ class SiluSigmoidNoop : public Kernel {
 enum class BinOp { kAdd, kSub, kMul, kDiv };
 
 bool supports_binary_f32(const Graph& g, const Node& n) {
-  if (!cpu_has_avx512f() || is_quantized_node(g, n)) return false;
+  if (!x86::cpu_avx512f() || is_quantized_node(g, n)) return false;
   if (n.inputs.size() != 2 || n.outputs.size() != 1 || n.inputs[0] < 0 || n.inputs[1] < 0 || n.outputs[0] < 0)
     return false;
   const Tensor& a = g.tensor(n.inputs[0]);
@@ -376,7 +372,7 @@ class BinaryF32Avx512 : public Kernel {
 // Inference BatchNormalization, float: the reference's expression in its order, one IEEE operation
 // at a time, y = scale[c] * (x - mean[c]) / sqrtf(var[c] + epsilon) + B[c]: bit-identical.
 bool supports_batchnorm_f32(const Graph& g, const Node& n) {
-  if (!cpu_has_avx512f() || is_quantized_node(g, n)) return false;
+  if (!x86::cpu_avx512f() || is_quantized_node(g, n)) return false;
   if (n.inputs.size() != 5 || n.outputs.empty() || n.outputs[0] < 0) return false;
   for (int id : n.inputs)
     if (id < 0 || g.tensor(id).dtype != DType::kF32) return false;
@@ -437,17 +433,12 @@ class BatchNormF32Avx512 : public Kernel {
 
 // ------------------------------------------------------------- quantized unary ops: table lookup
 
-bool cpu_has_avx512vbmi() {
-  static const bool ok = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi");
-  return ok;
-}
-
 bool is_q8_per_tensor(const Tensor& t) {
   return t.dtype == DType::kI8 && t.quant.scale.size() == 1 && t.quant.zero_point.size() <= 1;
 }
 
 bool supports_table_q8(const Graph& g, const Node& n) {
-  if (!cpu_has_avx512vbmi() || !is_quantized_node(g, n)) return false;
+  if (!x86::cpu_avx512vbmi() || !is_quantized_node(g, n)) return false;
   // One data input; parameter inputs (Clip's min/max) were moved into attributes by infer (-1).
   if (n.inputs.empty() || n.outputs.size() != 1 || n.inputs[0] < 0 || n.outputs[0] < 0) return false;
   for (size_t i = 1; i < n.inputs.size(); ++i)
@@ -608,7 +599,7 @@ bool chain_node(const Graph& g, const Node& n, const Shape& shape, const std::ve
 
 std::vector<Int8Chain> find_int8_chains(const Graph& g) {
   std::vector<Int8Chain> chains;
-  if (env_flag("OPENRKNN_DISABLE_INT8_CHAINS") || env_flag("OPENRKNN_REF_KERNELS") || !cpu_has_avx512vbmi())
+  if (env_flag("OPENRKNN_DISABLE_INT8_CHAINS") || env_flag("OPENRKNN_REF_KERNELS") || !x86::cpu_avx512vbmi())
     return chains;
   // Readers per tensor (a graph output counts as one, with no reader node) and the last reader.
   std::vector<int> readers(g.tensors.size(), 0), reader(g.tensors.size(), -1);
@@ -652,13 +643,9 @@ std::vector<ExtraRead> chain_reads(const std::vector<Int8Chain>& chains) {
 std::unique_ptr<Kernel> make_int8_chain_kernel(const Int8Chain& chain) { return std::make_unique<Int8ChainTable>(chain); }
 std::unique_ptr<Kernel> make_fused_away_kernel(BlockedIo io) { return std::make_unique<FusedAway>(io); }
 
-namespace {
-
-}  // namespace
-
 std::vector<SiluPair> find_silu_pairs(const Graph& g) {
   std::vector<SiluPair> pairs;
-  if (env_flag("OPENRKNN_DISABLE_SILU_FUSION") || !cpu_has_avx512f()) return pairs;
+  if (env_flag("OPENRKNN_DISABLE_SILU_FUSION") || !x86::cpu_avx512f()) return pairs;
   std::vector<int> readers(g.tensors.size(), 0), producer(g.tensors.size(), -1);
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     for (int t : g.nodes[k].inputs)

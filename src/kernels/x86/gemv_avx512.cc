@@ -25,6 +25,7 @@
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/ref/activation.h"
+#include "kernels/x86/cpu_features.h"
 #include "kernels/x86/fused_act_avx512.h"
 
 namespace orknn {
@@ -77,7 +78,7 @@ bool gemv_geometry(const Graph& g, const Node& n, GemvGeometry* geo) {
 }
 
 bool supports_gemv(const Graph& g, const Node& n) {
-  if (disabled_by_env() || !__builtin_cpu_supports("avx512f")) return false;
+  if (disabled_by_env() || !x86::cpu_avx512f()) return false;
   GemvGeometry geo;
   return gemv_geometry(g, n, &geo) && act_supported(read_fused_act(n.attrs).act);
 }

@@ -9,6 +9,8 @@
 // identical on every path, including the scalar tails: the same float32 operations in the same
 // order. Functions are single-threaded; callers split the work.
 #pragma once
+#include <immintrin.h>
+
 #include <cstdint>
 
 namespace orknn::x86 {
@@ -37,6 +39,18 @@ struct RequantParams {
 
 // Scalar requantization of one accumulator, the definition the vector paths reproduce.
 int8_t requant_one(int32_t acc, int32_t comp, float mult, const RequantParams& p);
+
+// requant_one on 16 accumulators with the output bounds applied in float, for the hand-written
+// VNNI kernels: float(acc + comp) * mult (no FMA), clamped to [lo, hi] = [p.lo - zp, p.hi - zp],
+// rounded half to even (vcvtps2dq, default MXCSR), + zp; int32 lanes in [-128, 127]. Equal to
+// requant_one: the bounds are integers, so clamping before rounding to nearest is clamping after,
+// and they lie inside its [-512, 512] and sat8 ranges.
+__attribute__((target("avx512f"), always_inline)) inline __m512i requant16_float_bounds(__m512i acc, __m512i comp,
+                                                                                       __m512 mult, __m512 lo,
+                                                                                       __m512 hi, __m512i zp) {
+  const __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, comp)), mult);
+  return _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(f, lo), hi)), zp);
+}
 
 // acc: `rows` rows of `channels` int32 (row stride acc_ld elements) -> out: same layout in int8
 // (row stride out_ld). Channel c uses comp[c], mult[c]. (Gemm/MatMul: rows = M, channels = N.)

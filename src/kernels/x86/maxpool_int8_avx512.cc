@@ -24,6 +24,7 @@
 #include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
+#include "kernels/x86/cpu_features.h"
 #include "ops/quant_infer.h"
 
 namespace orknn {
@@ -33,12 +34,6 @@ constexpr int64_t kVec = 64;  // bytes per vector
 
 // OPENRKNN_DISABLE_X86_MAXPOOL_INT8=1 leaves every node to the other kernels (A/B measurements).
 bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_MAXPOOL_INT8"); }
-
-bool cpu_ok() {
-  static const bool ok =
-      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi");
-  return ok;
-}
 
 struct MaxPoolGeometry {
   int64_t batch = 0, channels = 0, planes = 0, h = 0, w = 0, oh = 0, ow = 0;
@@ -88,7 +83,7 @@ bool maxpool_geometry(const Graph& g, const Node& n, MaxPoolGeometry* geo) {
 }
 
 bool supports_maxpool_int8(const Graph& g, const Node& n) {
-  if (disabled_by_env() || !cpu_ok() || !is_quantized_node(g, n)) return false;
+  if (disabled_by_env() || !x86::cpu_avx512vbmi() || !is_quantized_node(g, n)) return false;
   MaxPoolGeometry geo;
   return maxpool_geometry(g, n, &geo);
 }

@@ -46,6 +46,7 @@
 #include "kernels/parallel.h"
 #include "kernels/quant_util.h"
 #include "kernels/ref/int8_compute.h"
+#include "kernels/x86/cpu_features.h"
 #include "kernels/x86/int8_requant.h"
 #include "ops/quant_infer.h"
 
@@ -55,12 +56,6 @@ namespace {
 constexpr int64_t kTilePixels = 64;  // 4 vectors of 16 pixels
 constexpr int kRows = 4;             // output rows per register block
 int64_t g_min_pixels = 256;          // see the file comment; tests lower it
-
-bool cpu_has_vnni() {
-  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
-  return ok;
-}
 
 bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_PW"); }
 
@@ -103,7 +98,7 @@ bool pw_geometry(const Graph& g, const Node& n, PwGeometry* geo) {
 }
 
 bool supports_pw_int8(const Graph& g, const Node& n) {
-  if (!cpu_has_vnni() || disabled_by_env() || !is_quantized_node(g, n)) return false;
+  if (!x86::cpu_avx512vnni() || disabled_by_env() || !is_quantized_node(g, n)) return false;
   PwGeometry geo;
   return pw_geometry(g, n, &geo) && is_q8_conv_form(g, n, geo.oc);
 }
@@ -194,8 +189,7 @@ ORKNN_VNNI void row_block(const uint8_t* tile, int64_t c4, const int32_t* wb, in
 // vpdpbusd adds 64 products. A register tile of kNhwcRows pixels x kNhwcVecs x 16 output channels
 // runs over all of C, then is requantized in registers and stored as rows of the NHWC output. The
 // tile's input rows are first flipped to u8 (x ^ 0x80) into a per-thread buffer. Same numerics as
-// the NCHW path (comp, requant_one's operations); the bounds are applied in float as in the NHWC
-// depthwise kernel (integers: clamping before round-to-nearest equals clamping after).
+// the NCHW path (comp), requantized by x86::requant16_float_bounds (equal to requant_one).
 
 constexpr int kNhwcRows = 6;  // pixels per register tile
 constexpr int kNhwcVecs = 4;  // 16-channel output vectors per register tile (64 channels)
@@ -277,12 +271,9 @@ struct NhwcPw {
       const int64_t left = oc - o;
       const __mmask16 m = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
 #pragma GCC unroll 4
-      for (int r = 0; r < R; ++r) {
-        __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc[r][v], cv)), mv);
-        f = _mm512_min_ps(_mm512_max_ps(f, vlo), vhi);
-        const __m128i b = _mm512_cvtepi32_epi8(_mm512_add_epi32(_mm512_cvtps_epi32(f), zp));
-        _mm_mask_storeu_epi8(y + r * oc + o, m, b);
-      }
+      for (int r = 0; r < R; ++r)
+        _mm_mask_storeu_epi8(y + r * oc + o, m,
+                             _mm512_cvtepi32_epi8(x86::requant16_float_bounds(acc[r][v], cv, mv, vlo, vhi, zp)));
     }
   }
 
@@ -528,8 +519,8 @@ bool stem_geometry(const Graph& g, const Node& n, StemGeometry* geo) {
 }
 
 bool supports_stem_int8(const Graph& g, const Node& n) {
-  static const bool vbmi = __builtin_cpu_supports("avx512vbmi");  // vpermb packs the pixels
-  if (!cpu_has_vnni() || !vbmi || env_flag("OPENRKNN_DISABLE_X86_STEM") || !is_quantized_node(g, n)) return false;
+  // vpermb packs the pixels (nchw_row_to_u8).
+  if (!x86::cpu_avx512vnni() || !x86::cpu_avx512vbmi() || env_flag("OPENRKNN_DISABLE_X86_STEM") || !is_quantized_node(g, n)) return false;
   StemGeometry geo;
   // At most 16 output channels the product's register tile holds only 6 accumulators, and oneDNN
   // was as fast (mobilenet_v3_small's 3 -> 16 stem, one thread: 90 vs 87 us).

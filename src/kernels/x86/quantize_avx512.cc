@@ -23,20 +23,15 @@
 #include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
-#include "kernels/x86/quantize_avx512.h"
 #include "kernels/quant_util.h"
+#include "kernels/x86/cpu_features.h"
+#include "kernels/x86/quantize_avx512.h"
 
 namespace orknn {
 namespace {
 
 // OPENRKNN_DISABLE_X86_QDQ=1 leaves every node to the other kernels (A/B measurements in one build).
 bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_QDQ"); }
-
-bool cpu_has_avx512bwvl() {
-  static const bool ok =
-      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-  return ok;
-}
 
 bool is_per_tensor(const Tensor& t) { return t.quant.scale.size() == 1 && t.quant.zero_point.size() == 1; }
 
@@ -45,7 +40,7 @@ bool single_io(const Node& n) {
 }
 
 bool supports_quantize(const Graph& g, const Node& n) {
-  if (disabled_by_env() || !cpu_has_avx512bwvl() || !single_io(n)) return false;
+  if (disabled_by_env() || !x86::cpu_avx512bwvl() || !single_io(n)) return false;
   const Tensor& x = g.tensor(n.inputs[0]);
   const Tensor& y = g.tensor(n.outputs[0]);
   return x.dtype == DType::kF32 && x.quant.empty() && y.dtype == DType::kI8 && is_per_tensor(y) &&
@@ -53,7 +48,7 @@ bool supports_quantize(const Graph& g, const Node& n) {
 }
 
 bool supports_dequantize(const Graph& g, const Node& n) {
-  if (disabled_by_env() || !cpu_has_avx512bwvl() || !single_io(n)) return false;
+  if (disabled_by_env() || !x86::cpu_avx512bwvl() || !single_io(n)) return false;
   const Tensor& x = g.tensor(n.inputs[0]);
   const Tensor& y = g.tensor(n.outputs[0]);
   return (x.dtype == DType::kI8 || x.dtype == DType::kI32) && is_per_tensor(x) && y.dtype == DType::kF32 &&
@@ -168,13 +163,13 @@ class DequantizeAvx512 : public Kernel {
 }  // namespace
 
 bool x86_quantize_f32_s8(const float* x, int8_t* y, int64_t n, float scale, int32_t zp) {
-  if (!cpu_has_avx512bwvl()) return false;
+  if (!x86::cpu_avx512bwvl()) return false;
   quantize_range(x, y, 0, n, scale, zp);
   return true;
 }
 
 bool x86_dequantize_s8_f32(const int8_t* x, float* y, int64_t n, float scale, int32_t zp) {
-  if (!cpu_has_avx512bwvl()) return false;
+  if (!x86::cpu_avx512bwvl()) return false;
   dequantize_range(x, y, 0, n, scale, zp);
   return true;
 }

@@ -37,6 +37,7 @@
 #include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
+#include "kernels/x86/cpu_features.h"
 #include "ops/quant_infer.h"
 
 namespace orknn {
@@ -44,19 +45,6 @@ namespace {
 
 // OPENRKNN_DISABLE_X86_RESIZE=1 leaves every node to the other kernels (A/B measurements in one build).
 bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_RESIZE"); }
-
-bool cpu_has_avx512f() {
-  static const bool ok = __builtin_cpu_supports("avx512f");
-  return ok;
-}
-bool cpu_has_avx512bw() {
-  static const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw");
-  return ok;
-}
-bool cpu_has_avx512vbmi() {
-  static const bool ok = cpu_has_avx512bw() && __builtin_cpu_supports("avx512vbmi");
-  return ok;
-}
 
 // ------------------------------------------------------------------------- index maps
 
@@ -165,7 +153,7 @@ NearestPlan plan_nearest(const Graph& g, const Node& n) {
 }
 
 bool supports_f32(const Graph& g, const Node& n) {
-  if (disabled_by_env() || !cpu_has_avx512f() || is_quantized_node(g, n)) return false;
+  if (disabled_by_env() || !x86::cpu_avx512f() || is_quantized_node(g, n)) return false;
   if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
   if (g.tensor(n.inputs[0]).dtype != DType::kF32 || g.tensor(n.outputs[0]).dtype != DType::kF32) return false;
   return plan_nearest(g, n).ok;
@@ -176,7 +164,7 @@ bool is_q8_per_tensor(const Tensor& t) {
 }
 
 bool supports_int8(const Graph& g, const Node& n) {
-  if (disabled_by_env() || !cpu_has_avx512bw() || !is_quantized_node(g, n)) return false;
+  if (disabled_by_env() || !x86::cpu_avx512bw() || !is_quantized_node(g, n)) return false;
   if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
   if (!is_q8_per_tensor(g.tensor(n.inputs[0])) || !is_q8_per_tensor(g.tensor(n.outputs[0]))) return false;
   return plan_nearest(g, n).ok;
@@ -254,7 +242,7 @@ class ResizeNearest : public Kernel {
       return ORKNN_ERR(kFail, "Resize node '%s': x86 nearest kernel given a node it does not support",
                        ctx.node->name.c_str());
     constexpr int kLanes = 64 / static_cast<int>(sizeof(T));  // elements per vector
-    const bool repeat_ok = sizeof(T) == 4 ? p_.repeat <= 16 : cpu_has_avx512vbmi();
+    const bool repeat_ok = sizeof(T) == 4 ? p_.repeat <= 16 : x86::cpu_avx512vbmi();
     if (p_.repeat > 0 && repeat_ok) {
       // perm[j] lane l: input lane (kLanes j + l) / k.
       const int k = p_.repeat;
