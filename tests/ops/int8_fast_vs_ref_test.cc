@@ -690,6 +690,17 @@ TEST(Int8FastVsRef, ConvInBands) {
 // weights, fused Relu/Clip, no bias, ties, accumulators beyond 2^24, and few tiles with many rows
 // (the row blocks are split between threads). Images down to 16 pixels (the default minimum is
 // larger: see the kernel's file comment).
+// Each case must be declined by `kernel` (the log line of run_conv_case says so).
+void expect_declined(const std::vector<ConvCase>& cases, uint32_t seed, const char* kernel) {
+  for (ConvCase d : cases) {
+    d.must_run = false;
+    testing::internal::CaptureStdout();
+    run_conv_case(d, seed++, kernel);
+    const std::string out = testing::internal::GetCapturedStdout();
+    EXPECT_NE(out.find("declined"), std::string::npos) << d.label << ": " << kernel << " took the node";
+  }
+}
+
 TEST(Int8FastVsRef, PointwiseVnni) {
   if (!has_kernel(OpId::Conv, "x86_pw_int8")) GTEST_SKIP() << "x86_pw_int8 not built";
   if (!__builtin_cpu_supports("avx512vnni") || !__builtin_cpu_supports("avx512bw"))
@@ -743,15 +754,9 @@ TEST(Int8FastVsRef, PointwiseVnni) {
   uint32_t seed = 900;
   for (const ConvCase& c : v) run_conv_case(c, seed++, "x86_pw_int8");
   // What the kernel must decline: padding, groups, stride 3.
-  for (const ConvCase& c : {conv2d("padded", {1, 16, 8, 8}, 16, 1, 1, 1, 1), conv2d("grouped", {1, 16, 8, 8}, 16, 2, 1, 1, 0),
-                            conv2d("stride3", {1, 16, 8, 8}, 16, 1, 1, 3, 0)}) {
-    ConvCase d = c;
-    d.must_run = false;
-    testing::internal::CaptureStdout();
-    run_conv_case(d, seed++, "x86_pw_int8");
-    const std::string out = testing::internal::GetCapturedStdout();
-    EXPECT_NE(out.find("declined"), std::string::npos) << d.label << ": x86_pw_int8 took the node";
-  }
+  expect_declined({conv2d("padded", {1, 16, 8, 8}, 16, 1, 1, 1, 1), conv2d("grouped", {1, 16, 8, 8}, 16, 2, 1, 1, 0),
+                   conv2d("stride3", {1, 16, 8, 8}, 16, 1, 1, 3, 0)},
+                  seed, "x86_pw_int8");
 }
 
 TEST(Int8FastVsRef, StemVnni) {
@@ -804,18 +809,11 @@ TEST(Int8FastVsRef, StemVnni) {
   for (const ConvCase& c : v) run_conv_case(c, seed++, "x86_stem_int8");
   // What the kernel must decline: 1x1 (the pointwise kernel's), 5 channels, 16 output channels,
   // window rows past 64 bytes, groups, dilations.
-  for (const ConvCase& c : {conv2d("k1", {1, 3, 8, 8}, 24, 1, 1, 1, 0), conv2d("c5", {1, 5, 8, 8}, 24, 1, 3, 1, 1),
-                            conv2d("oc16", {1, 3, 8, 8}, 16, 1, 3, 2, 1),
-                            conv2d("window_row_68_bytes", {1, 4, 20, 20}, 24, 1, 17, 1, 0),
-                            conv2d("grouped", {1, 4, 8, 8}, 24, 2, 3, 1, 1),
-                            conv2d("dilated", {1, 3, 12, 12}, 24, 1, 3, 1, 2, 2)}) {
-    ConvCase d = c;
-    d.must_run = false;
-    testing::internal::CaptureStdout();
-    run_conv_case(d, seed++, "x86_stem_int8");
-    const std::string out = testing::internal::GetCapturedStdout();
-    EXPECT_NE(out.find("declined"), std::string::npos) << d.label << ": x86_stem_int8 took the node";
-  }
+  expect_declined({conv2d("k1", {1, 3, 8, 8}, 24, 1, 1, 1, 0), conv2d("c5", {1, 5, 8, 8}, 24, 1, 3, 1, 1),
+                   conv2d("oc16", {1, 3, 8, 8}, 16, 1, 3, 2, 1),
+                   conv2d("window_row_68_bytes", {1, 4, 20, 20}, 24, 1, 17, 1, 0),
+                   conv2d("grouped", {1, 4, 8, 8}, 24, 2, 3, 1, 1), conv2d("dilated", {1, 3, 12, 12}, 24, 1, 3, 1, 2, 2)},
+                  seed, "x86_stem_int8");
 }
 
 // ------------------------------------------------------------------ Gemm and MatMul

@@ -65,16 +65,23 @@ struct PwGeometry {
   bool strided() const { return sh != 1 || sw != 1; }
 };
 
-bool pw_geometry(const Graph& g, const Node& n, PwGeometry* geo) {
+// A 2-D Conv of one group with constant weights (w[1] == x's channels), an optional bias and one
+// output: its activation, weights and output, else false.
+bool plain_conv2d(const Graph& g, const Node& n, const Tensor** x, const Tensor** w, const Tensor** y) {
   if (n.op != OpId::Conv || n.inputs.size() < 2 || n.inputs.size() > 3 || n.outputs.size() != 1 || n.outputs[0] < 0)
     return false;
-  const Tensor* x = g.input(n, 0);
-  const Tensor* w = g.input(n, 1);
-  if (!x || !w || !w->is_const()) return false;
-  const Tensor& y = g.tensor(n.outputs[0]);
-  if (x->shape.size() != 4 || w->shape.size() != 4 || y.shape.size() != 4) return false;
-  if (n.attrs.get_int("group", 1) != 1) return false;
-  if (w->shape[2] != 1 || w->shape[3] != 1 || w->shape[1] != x->shape[1]) return false;
+  *x = g.input(n, 0);
+  *w = g.input(n, 1);
+  if (!*x || !*w || !(*w)->is_const()) return false;
+  *y = &g.tensor(n.outputs[0]);
+  if ((*x)->shape.size() != 4 || (*w)->shape.size() != 4 || (*y)->shape.size() != 4) return false;
+  return n.attrs.get_int("group", 1) == 1 && (*w)->shape[1] == (*x)->shape[1];
+}
+
+bool pw_geometry(const Graph& g, const Node& n, PwGeometry* geo) {
+  const Tensor *x = nullptr, *w = nullptr, *yp = nullptr;
+  if (!plain_conv2d(g, n, &x, &w, &yp) || w->shape[2] != 1 || w->shape[3] != 1) return false;
+  const Tensor& y = *yp;
   const std::vector<int64_t> st = n.attrs.get_ints("strides", {1, 1});
   if (st.size() != 2 || st[0] < 1 || st[0] > 2 || st[1] < 1 || st[1] > 2) return false;
   for (int64_t p : n.attrs.get_ints("pads", {0, 0, 0, 0}))
@@ -491,14 +498,9 @@ struct StemGeometry {
 };
 
 bool stem_geometry(const Graph& g, const Node& n, StemGeometry* geo) {
-  if (n.op != OpId::Conv || n.inputs.size() < 2 || n.inputs.size() > 3 || n.outputs.size() != 1 || n.outputs[0] < 0)
-    return false;
-  const Tensor* x = g.input(n, 0);
-  const Tensor* w = g.input(n, 1);
-  if (!x || !w || !w->is_const()) return false;
-  const Tensor& y = g.tensor(n.outputs[0]);
-  if (x->shape.size() != 4 || w->shape.size() != 4 || y.shape.size() != 4) return false;
-  if (n.attrs.get_int("group", 1) != 1 || w->shape[1] != x->shape[1] || x->shape[1] > kStemMaxChannels) return false;
+  const Tensor *x = nullptr, *w = nullptr, *yp = nullptr;
+  if (!plain_conv2d(g, n, &x, &w, &yp) || x->shape[1] > kStemMaxChannels) return false;
+  const Tensor& y = *yp;
   const int64_t kh = w->shape[2], kw = w->shape[3];
   if (kh < 1 || kw < 1 || kh * kw == 1 || kh > kStemMaxKernel || kw * x->shape[1] > kStemMaxRowBytes) return false;
   const std::vector<int64_t> st = n.attrs.get_ints("strides", {1, 1});
