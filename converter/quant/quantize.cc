@@ -927,21 +927,25 @@ Status prepare_for_quantization(Graph& g) {
       nodes.push_back(std::move(n));
       continue;
     }
-    const OpDef* def = find_op(act);
+    // Silu (x * Sigmoid(x), fuse_conv_activation) goes back to its Sigmoid and Mul.
+    const bool silu = act == "Silu";
+    const OpDef* def = find_op(silu ? "Sigmoid" : act);
     if (!def) return ORKNN_ERR(kInvalidModel, "node '%s' (%s): unknown fused activation '%s'", n.name.c_str(),
                                op_name(n.op), act.c_str());
     const float alpha = n.attrs.get_float("fused_alpha", 0.f), beta = n.attrs.get_float("fused_beta", 0.f);
     const int out = n.outputs[0];
     const Tensor& t = g.tensor(out);
     const std::string pre_name = unique(tensor_names, t.name + "_preact");
+    const std::string sig_name = silu ? unique(tensor_names, t.name + "_sigmoid") : "";
     const Shape shape = t.shape;
     const DType dtype = t.dtype;
     const int pre = g.add_tensor(pre_name, shape, dtype);
+    const int sig = silu ? g.add_tensor(sig_name, shape, dtype) : -1;
     Node a;
     a.op = def->id;
-    a.name = unique(node_names, n.name + "_" + act);
+    a.name = unique(node_names, n.name + "_" + (silu ? std::string("Sigmoid") : act));
     a.inputs = {pre};
-    a.outputs = {out};
+    a.outputs = {silu ? sig : out};
     if (a.op == OpId::LeakyRelu) a.attrs.set_float("alpha", alpha);
     if (a.op == OpId::HardSigmoid) {
       a.attrs.set_float("alpha", alpha);
@@ -953,6 +957,14 @@ Status prepare_for_quantization(Graph& g) {
     n.outputs[0] = pre;
     nodes.push_back(std::move(n));
     nodes.push_back(std::move(a));
+    if (silu) {
+      Node mul;
+      mul.op = OpId::Mul;
+      mul.name = unique(node_names, nodes[nodes.size() - 2].name + "_Mul");
+      mul.inputs = {pre, sig};
+      mul.outputs = {out};
+      nodes.push_back(std::move(mul));
+    }
     ++split;
   }
   g.nodes = std::move(nodes);

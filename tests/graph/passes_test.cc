@@ -181,6 +181,44 @@ TEST(FuseActivation, ConvReluClipGemmLeakyRelu) {
   EXPECT_LE(rel_diff(run1(g, in), want), 1e-6f);
 }
 
+// SiLU as exported: y = Mul(x, Sigmoid(x)), either operand order. A third reader of x, or of the
+// Sigmoid's output, keeps the pattern unfused.
+TEST(FuseActivation, ConvSiluEitherOrderButNotWithOtherReaders) {
+  GraphBuilder b;
+  int x = b.input("x", {1, 3, 4, 4});
+  int w1 = b.constant("w1", {3, 3, 1, 1}, random_floats(9, 1));
+  int c1 = b.node(OpId::Conv, {x, w1});
+  int y1 = b.node(OpId::Mul, {c1, b.node(OpId::Sigmoid, {c1})});
+  int w2 = b.constant("w2", {3, 3, 1, 1}, random_floats(9, 2));
+  int c2 = b.node(OpId::Conv, {y1, w2});
+  int y2 = b.node(OpId::Mul, {b.node(OpId::Sigmoid, {c2}), c2});
+  int w3 = b.constant("w3", {3, 3, 1, 1}, random_floats(9, 3));
+  int c3 = b.node(OpId::Conv, {y2, w3});
+  int s3 = b.node(OpId::Sigmoid, {c3});
+  int y3 = b.node(OpId::Mul, {c3, s3});
+  int other = b.node(OpId::Add, {c3, s3});  // c3 and s3 have a third / second reader
+  int out = b.node(OpId::Add, {y3, other}, Attrs(), "out");
+  b.output(out);
+  ASSERT_OK(b.finish());
+  std::vector<float> in = random_floats(48, 4, -3.f, 3.f);
+  std::vector<float> want = run1(b.g, in);
+
+  Graph g = b.g;
+  int changes = 0;
+  ASSERT_OK(fuse_conv_activation(g, &changes));
+  ASSERT_OK(remove_dead_code(g, nullptr));
+  ASSERT_OK(reinfer_graph(g));
+  EXPECT_EQ(changes, 2);
+  int silu = 0, sigmoids = 0;
+  for (const auto& n : g.nodes) {
+    if (n.op == OpId::Conv && n.attrs.get_string("fused_act", "") == "Silu") ++silu;
+    if (n.op == OpId::Sigmoid) ++sigmoids;
+  }
+  EXPECT_EQ(silu, 2);
+  EXPECT_EQ(sigmoids, 1);
+  EXPECT_LE(rel_diff(run1(g, in), want), 1e-6f);
+}
+
 TEST(FuseActivation, NotWhenProducerOutputIsGraphOutput) {
   GraphBuilder b;
   int x = b.input("x", {1, 4});

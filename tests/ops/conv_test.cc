@@ -2,6 +2,7 @@
 // zero-padded input for Conv, scatter-then-crop for ConvTranspose, double accumulation), ONNX
 // documentation examples, normalisation/idempotence of infer and error cases.
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -112,7 +113,7 @@ void run_conv_case(const ConvCase& cc, uint32_t seed) {
 TEST(ConvRef, ParameterMatrix) {
   uint32_t seed = 1;
   int cases = 0;
-  const char* acts[] = {"", "Relu", "Clip", "LeakyRelu", "HardSwish", "HardSigmoid", "Sigmoid"};
+  const char* acts[] = {"", "Relu", "Clip", "LeakyRelu", "HardSwish", "HardSigmoid", "Sigmoid", "Silu"};
   for (size_t rank : {1u, 2u, 3u}) {
     for (int group_kind = 0; group_kind < 3; ++group_kind) {  // 1, 2, depthwise
       for (int64_t stride : {1, 2}) {
@@ -153,7 +154,7 @@ TEST(ConvRef, ParameterMatrix) {
               }
             }
             cc.bias = seed % 4 != 1;
-            cc.act = acts[seed % 7];
+            cc.act = acts[seed % std::size(acts)];
             if (cc.act == "Clip") {
               cc.alpha = -0.25f;
               cc.beta = 0.5f;
@@ -247,6 +248,8 @@ TEST(ConvRef, FusedActivationDefaults) {
       {"Clip", {-8, -1, 0, 0.5, 3, 9}},             // -inf..inf
       {"HardSigmoid", {0, 0.3, 0.5, 0.6, 1, 1}},    // 0.2 x + 0.5
       {"HardSwish", {0, -1.0 / 3, 0, 0.5 * (0.5 / 6 + 0.5), 3, 9}},
+      {"Silu", {-8 / (1 + std::exp(8.0)), -1 / (1 + std::exp(1.0)), 0, 0.5 / (1 + std::exp(-0.5)), 3 / (1 + std::exp(-3.0)),
+                9 / (1 + std::exp(-9.0))}},  // x * sigmoid(x)
   };
   for (const Case& c : cases) {
     Attrs a;

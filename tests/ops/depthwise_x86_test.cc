@@ -66,7 +66,10 @@ struct Act {
 };
 const Act kFloatActs[] = {{"", 0.f, 0.f},        {"Relu", 0.f, 0.f},      {"Clip", 0.f, 6.f},
                           {"Clip", -0.5f, 0.25f}, {"LeakyRelu", 0.1f, 0.f}, {"HardSwish", 0.f, 0.f},
-                          {"HardSigmoid", 0.2f, 0.5f}};
+                          {"HardSigmoid", 0.2f, 0.5f}, {"Sigmoid", 0.f, 0.f}, {"Silu", 0.f, 0.f}};
+// The activations the kernel computes with the reference's operations (bit-identical); Sigmoid
+// and Silu take the vectorised e^x (fused_act_avx512.h: within 8 float ulps).
+bool exact_act(const Act& a) { return std::string(a.name) != "Sigmoid" && std::string(a.name) != "Silu"; }
 const Act kInt8Acts[] = {{"", 0.f, 0.f}, {"Relu", 0.f, 0.f}, {"Clip", 0.f, 6.f}, {"Clip", -0.7f, 0.3f}};
 
 struct DwCase {
@@ -160,7 +163,8 @@ void check_f32(const DwCase& d, uint32_t seed, const char* want_kernel) {
     // The contract (docs/kernels.md "Tolerance") ...
     EXPECT_LE(test::max_abs_diff(got, want), 1e-4f * scale) << threads << " threads";
     // ... and this kernel's stronger property: the reference's operations in its order.
-    if (want_kernel) EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float))) << threads << " threads";
+    if (want_kernel && exact_act(d.act))
+      EXPECT_EQ(0, std::memcmp(got.data(), want.data(), got.size() * sizeof(float))) << threads << " threads";
   }
 }
 
@@ -245,8 +249,12 @@ TEST(DepthwiseX86F32, BlockedActivationsBitIdentical) {
           OpResult fast = test::run_op_blocked(OpId::Conv, attrs, in, kF32Kernel, threads, &blocked);
           ASSERT_TRUE(fast.status.ok()) << fast.status.message();
           EXPECT_EQ(blocked, 2) << "input and output in nChw16c";
-          EXPECT_EQ(0, std::memcmp(fast.outputs[0].bytes.data(), ref.outputs[0].bytes.data(), ref.outputs[0].bytes.size()))
-              << threads << " threads";
+          if (exact_act(d.act))
+            EXPECT_EQ(0, std::memcmp(fast.outputs[0].bytes.data(), ref.outputs[0].bytes.data(), ref.outputs[0].bytes.size()))
+                << threads << " threads";
+          else
+            EXPECT_LE(test::max_abs_diff(fast.outputs[0].as<float>(), ref.outputs[0].as<float>()), 1e-5f)
+                << threads << " threads";
         }
         seed += 3;
         ++cases;
@@ -292,7 +300,8 @@ TEST(DepthwiseX86F32, NonFiniteInputs) {
     const std::vector<float> a = ref.outputs[0].as<float>(), b = fast.outputs[0].as<float>();
     for (size_t i = 0; i < a.size(); ++i) {
       if (std::isnan(a[i])) EXPECT_TRUE(std::isnan(b[i])) << act.name << " at " << i;
-      else EXPECT_EQ(a[i], b[i]) << act.name << " at " << i;
+      else if (exact_act(act) || std::isinf(a[i])) EXPECT_EQ(a[i], b[i]) << act.name << " at " << i;
+      else EXPECT_NEAR(a[i], b[i], 1e-6f * std::max(1.f, std::fabs(a[i]))) << act.name << " at " << i;
     }
   }
 }
@@ -315,9 +324,6 @@ TEST(DepthwiseX86F32, DeclinedNodesFallBack) {
   DwCase s3;
   s3.sh = s3.sw = 3;
   check_f32(s3, 14, nullptr);
-  DwCase sig;
-  sig.act = {"Sigmoid", 0.f, 0.f};
-  check_f32(sig, 15, nullptr);
   DwCase k1;  // 1x1 depthwise (a per-channel scale)
   k1.kh = k1.kw = 1;
   k1.pads = {0, 0, 0, 0};

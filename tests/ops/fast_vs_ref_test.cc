@@ -90,7 +90,8 @@ struct ActCase {
 };
 const ActCase kActs[] = {{"", 0.f, 0.f},          {"Relu", 0.f, 0.f},       {"LeakyRelu", 0.1f, 0.f},
                          {"Clip", 0.f, 6.f},      {"Clip", -0.5f, 0.25f},   {"HardSwish", 0.f, 0.f},
-                         {"HardSigmoid", 0.2f, 0.5f}, {"Sigmoid", 0.f, 0.f}, {"Clip", 0.f, INFINITY}};
+                         {"HardSigmoid", 0.2f, 0.5f}, {"Sigmoid", 0.f, 0.f}, {"Clip", 0.f, INFINITY},
+                         {"Silu", 0.f, 0.f}};
 constexpr int kNumActs = sizeof(kActs) / sizeof(kActs[0]);
 
 void set_act(Attrs& a, const ActCase& act) {

@@ -112,7 +112,7 @@ inline void expect_close(const std::vector<float>& got, const std::vector<double
 }
 
 // The activations Conv/ConvTranspose/Gemm/MatMul can fuse, written from the ONNX definitions
-// independently of kernels/ref/activation.h. "" is the identity.
+// independently of kernels/ref/activation.h. "" is the identity; "Silu" is Mul(x, Sigmoid(x)).
 inline double act_ref(const std::string& act, double x, double alpha, double beta) {
   if (act == "Relu") return x < 0 ? 0 : x;
   if (act == "LeakyRelu") return x < 0 ? alpha * x : x;
@@ -120,6 +120,7 @@ inline double act_ref(const std::string& act, double x, double alpha, double bet
   if (act == "Sigmoid") return 1.0 / (1.0 + std::exp(-x));
   if (act == "HardSigmoid") return std::max(0.0, std::min(1.0, alpha * x + beta));
   if (act == "HardSwish") return x * std::max(0.0, std::min(1.0, x / 6.0 + 0.5));
+  if (act == "Silu") return x / (1.0 + std::exp(-x));  // x * Sigmoid(x)
   return x;
 }
 

@@ -9,7 +9,8 @@
 //   4. fold_mul_add_into_conv    Conv -> Mul/Add/Sub by a per-channel or scalar constant
 //   5. fuse_layernorm            the exported ReduceMean/Sub/Pow/.../Div (+Mul, +Add) chain
 //   6. fuse_hardswish            x*HardSigmoid(x) and x*Clip(x+3,0,6)/6 -> HardSwish
-//   7. fuse_conv_activation      Conv/ConvTranspose/Gemm/MatMul -> Relu/Clip/... ("fused_act")
+//   7. fuse_conv_activation      Conv/ConvTranspose/Gemm/MatMul -> Relu/Clip/..., x*Sigmoid(x)
+//                                ("fused_act")
 //   8. dead_code                 unused nodes and tensors are dropped (tensor ids are compacted)
 //   9. round_weights_fp16        fp16 mode only: float constants take their fp16 values
 //

@@ -82,6 +82,7 @@ bool append_fused_act(const Node& n, dnnl::post_ops& ops) {
       ops.append_eltwise(1.f, A::eltwise_clip, 0.f, 1.f);
       return true;
     case FusedAct::kSigmoid: ops.append_eltwise(1.f, A::eltwise_logistic, 0.f, 0.f); return true;
+    case FusedAct::kSilu: ops.append_eltwise(1.f, A::eltwise_swish, 1.f, 0.f); return true;  // x * sigmoid(1 * x)
   }
   return false;
 }

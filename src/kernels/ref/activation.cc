@@ -11,6 +11,7 @@ FusedAct parse_fused_act(const std::string& name) {
   if (name == "HardSwish") return FusedAct::kHardSwish;
   if (name == "HardSigmoid") return FusedAct::kHardSigmoid;
   if (name == "Sigmoid") return FusedAct::kSigmoid;
+  if (name == "Silu") return FusedAct::kSilu;
   return FusedAct::kNone;
 }
 

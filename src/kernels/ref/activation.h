@@ -8,9 +8,10 @@
 
 namespace orknn {
 
-// Attribute "fused_act" holds one of these ONNX op names; "fused_alpha"/"fused_beta" hold its
-// parameters (LeakyRelu: alpha; Clip: min, max; HardSigmoid: alpha, beta).
-enum class FusedAct { kNone, kRelu, kClip, kLeakyRelu, kHardSwish, kHardSigmoid, kSigmoid };
+// Attribute "fused_act" holds one of these ONNX op names, or "Silu" (x * Sigmoid(x): the
+// Sigmoid -> Mul pair the converter fuses); "fused_alpha"/"fused_beta" hold its parameters
+// (LeakyRelu: alpha; Clip: min, max; HardSigmoid: alpha, beta).
+enum class FusedAct { kNone, kRelu, kClip, kLeakyRelu, kHardSwish, kHardSigmoid, kSigmoid, kSilu };
 
 FusedAct parse_fused_act(const std::string& name);  // kNone for "" or unknown
 
@@ -41,6 +42,7 @@ inline float apply_fused_act(float x, FusedAct act, float alpha, float beta) {
       return t < 0.f ? 0.f : (t > 1.f ? 1.f : t);
     }
     case FusedAct::kSigmoid: return 1.f / (1.f + std::exp(-x));
+    case FusedAct::kSilu: return x * (1.f / (1.f + std::exp(-x)));  // the Sigmoid, then the Mul
   }
   return x;
 }

@@ -70,7 +70,7 @@ bool deconv_geometry(const Graph& g, const Node& n, Deconv2x2Geometry* geo) {
 bool supports_deconv2x2(const Graph& g, const Node& n) {
   if (disabled_by_env() || !x86::cpu_avx512f()) return false;
   Deconv2x2Geometry geo;
-  return deconv_geometry(g, n, &geo) && act_supported(read_fused_act(n.attrs).act);
+  return deconv_geometry(g, n, &geo);
 }
 
 // Output rows 2i + a of channels oc0 .. oc0 + NB - 1 from input row i of one image. wt: weights as

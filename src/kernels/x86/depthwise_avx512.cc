@@ -520,7 +520,7 @@ bool supports_dw_f32(const Graph& g, const Node& n) {
   const float* wp = w->const_ptr<float>();
   for (int64_t i = 0, count = w->numel(); i < count; ++i)
     if (!std::isfinite(wp[i])) return false;
-  return act_supported(read_fused_act(n.attrs).act) && wide_enough(g, n);
+  return wide_enough(g, n);
 }
 
 class DepthwiseF32 : public Kernel {

@@ -34,6 +34,7 @@
 #include "kernels/parallel.h"
 #include "kernels/x86/broadcast_blocks.h"
 #include "kernels/x86/cpu_features.h"
+#include "kernels/x86/fused_act_avx512.h"
 #include "kernels/x86/int8_chain.h"
 #include "kernels/x86/silu_fusion.h"
 
@@ -45,37 +46,10 @@ constexpr int64_t kMinElementsPerThread = 16384;
 
 // ------------------------------------------------------------------------------------ Sigmoid
 
-// e^t for t clamped to [-104, 104]: t = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two parts so
-// n ln2 is exact enough), e^r by its degree-6 Taylor polynomial (truncation below 1.2e-7
-// relative), then scaled by 2^n with scalef, which gives +inf past FLT_MAX and 0/denormals below,
-// as std::exp does. NaN propagates through every step.
-__attribute__((target("avx512f"))) inline __m512 exp_avx512(__m512 t) {
-  t = _mm512_min_ps(_mm512_set1_ps(104.f), t);  // (NaN in the second operand is returned)
-  t = _mm512_max_ps(_mm512_set1_ps(-104.f), t);
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), t);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.f / 720.f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 120.f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 24.f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 6.f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
-  return _mm512_scalef_ps(p, n);
-}
-
 // fp16 mode (KernelContext::round_fp16): the nearest fp16 value, as round_to_fp16 makes it; done
 // before the store, which saves the runtime a second pass over the output.
 __attribute__((target("avx512f"))) inline __m512 maybe_round_fp16(__m512 v, bool round_fp16) {
   return round_fp16 ? _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT)) : v;
-}
-
-// 1 / (1 + e^-v) on 16 lanes.
-__attribute__((target("avx512f"))) inline __m512 sigmoid_lanes(__m512 v) {
-  const __m512 one = _mm512_set1_ps(1.f);
-  return _mm512_div_ps(one, _mm512_add_ps(one, exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(), v))));
 }
 
 __attribute__((target("avx512f"))) void sigmoid_range(const float* x, float* y, int64_t begin, int64_t end,

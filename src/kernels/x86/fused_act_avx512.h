@@ -1,7 +1,8 @@
-// The epilogue of the hand-written AVX-512 float depthwise convolution (depthwise_avx512.cc) on 16
-// lanes: the fused activations of kernels/ref/activation.h with the
-// reference's operations and comparisons in its order (bit-identical to apply_fused_act), and the
-// fp16 rounding of fp16 mode.
+// The epilogue of the hand-written AVX-512 float kernels (depthwise, deconvolution 2x2, gemv) on 16
+// lanes: the fused activations of kernels/ref/activation.h with the reference's operations and
+// comparisons in its order (bit-identical to apply_fused_act, but for Sigmoid and Silu, whose e^x
+// is exp_avx512's: within 8 float ulps), and the fp16 rounding of fp16 mode. The Sigmoid and
+// element-wise kernels (elementwise_avx512.cc) use the same e^x.
 #pragma once
 #include <immintrin.h>
 
@@ -9,12 +10,37 @@
 
 namespace orknn {
 
+// e^t for t clamped to [-104, 104]: t = n ln2 + r with |r| <= ln2 / 2 (ln2 split in two parts so
+// n ln2 is exact enough), e^r by its degree-6 Taylor polynomial (truncation below 1.2e-7
+// relative), then scaled by 2^n with scalef, which gives +inf past FLT_MAX and 0/denormals below,
+// as std::exp does. NaN propagates through every step.
+__attribute__((target("avx512f"))) inline __m512 exp_avx512(__m512 t) {
+  t = _mm512_min_ps(_mm512_set1_ps(104.f), t);  // (NaN in the second operand is returned)
+  t = _mm512_max_ps(_mm512_set1_ps(-104.f), t);
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(t, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), t);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.f / 720.f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 120.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 24.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f / 6.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.f));
+  return _mm512_scalef_ps(p, n);
+}
+
+// 1 / (1 + e^-v) on 16 lanes.
+__attribute__((target("avx512f"))) inline __m512 sigmoid_lanes(__m512 v) {
+  const __m512 one = _mm512_set1_ps(1.f);
+  return _mm512_div_ps(one, _mm512_add_ps(one, exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(), v))));
+}
+
 struct ActVec {
   FusedAct act = FusedAct::kNone;
   float alpha = 0.f, beta = 0.f;
 };
-
-inline bool act_supported(FusedAct a) { return a != FusedAct::kSigmoid; }
 
 // The node's fused activation (its attributes), for apply_act.
 inline ActVec read_act_vec(const Attrs& attrs) {
@@ -53,7 +79,8 @@ __attribute__((target("avx512f"))) inline __m512 apply_act(__m512 x, const ActVe
       t = _mm512_mask_mov_ps(t, gt1, one);
       return _mm512_mask_mov_ps(t, lt0, zero);
     }
-    case FusedAct::kSigmoid: break;  // declined by supports()
+    case FusedAct::kSigmoid: return sigmoid_lanes(x);
+    case FusedAct::kSilu: return _mm512_mul_ps(x, sigmoid_lanes(x));
   }
   return x;
 }

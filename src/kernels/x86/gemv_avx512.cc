@@ -80,7 +80,7 @@ bool gemv_geometry(const Graph& g, const Node& n, GemvGeometry* geo) {
 bool supports_gemv(const Graph& g, const Node& n) {
   if (disabled_by_env() || !x86::cpu_avx512f()) return false;
   GemvGeometry geo;
-  return gemv_geometry(g, n, &geo) && act_supported(read_fused_act(n.attrs).act);
+  return gemv_geometry(g, n, &geo);
 }
 
 // dst = src as fp16 (nearest), n a multiple of 16; false unless every value comes back equal (a
