@@ -718,7 +718,8 @@ TEST(Int8FastVsRef, PointwiseVnni) {
   pw("c19_oc37_p143", {1, 19, 11, 13}, 37);
   pw("c16_oc96_p4096", {1, 16, 64, 64}, 96);
   pw("c64_oc8_p49", {1, 64, 7, 7}, 8);
-  pw("c320_oc1280_p49_row_split", {1, 320, 7, 7}, 1280);
+  pw("c320_oc1280_p49_row_split", {1, 320, 7, 7}, 1280);  // threads split 64-channel tiles
+  pw("c960_oc170_p49_vector_split", {1, 960, 7, 7}, 170);  // 11 vectors of 16: threads split vectors
   pw("batch2_p65", {2, 24, 5, 13}, 30);
   pw("zp_min", {1, 8, 9, 9}, 12).zp_x = -128;
   pw("zp_max", {1, 8, 9, 9}, 12).zp_x = 127;

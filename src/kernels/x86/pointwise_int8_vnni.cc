@@ -316,33 +316,41 @@ struct NhwcPw {
 // may read past its row (those weights are 0); whole cache lines, so that the slots share none.
 size_t nhwc_row_bytes(int64_t row) { return static_cast<size_t>((kNhwcPixelsPerJob * row + 4 + 63) / 64 * 64); }
 
-// Y = X x W over `pixels` output rows: jobs of kNhwcPixelsPerJob pixels, whose u8 input rows
-// fill(p0, np, xu) writes into the thread slot's buffer (rows_buf: slots x nhwc_row_bytes(d.c)
-// bytes + 64 for the alignment).
+// Y = X x W over `pixels` output rows: blocks of kNhwcPixelsPerJob pixels, whose u8 input rows
+// fill(p0, np, xu) writes into the thread slot's buffer (rows_buf: slots x row_bytes bytes + 64
+// for the alignment; row_bytes at least nhwc_row_bytes(d.c)).
 template <class Fill>
 void run_nhwc_product(const NhwcPw& d, int64_t pixels, int num_threads, int slots, uint8_t* rows_buf,
                       size_t row_bytes, Fill&& fill, int8_t* y) {
   const int64_t blocks = (pixels + kNhwcPixelsPerJob - 1) / kNhwcPixelsPerJob;
   const int nt = std::min(threads_for(pixels * d.c * d.oc, int64_t{1} << 20, num_threads), slots);
-  // Jobs are pixel blocks; with fewer than two per thread, the output channels are split too
-  // (in 64-channel tiles). Parts of one pixel row written by different threads share cache
-  // lines, so only then.
-  const int64_t vec_tiles = (d.ocv + kNhwcVecs - 1) / kNhwcVecs;
-  const int64_t parts = blocks >= 2 * nt ? 1 : std::min(vec_tiles, (2 * nt + blocks - 1) / blocks);
   uint8_t* rows_base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(rows_buf) + 63) & ~uintptr_t{63});
-  // A contiguous range of jobs per thread: measured faster here than claiming jobs (mobilenet_v2
-  // int8, 2 threads: 112x112 16 -> 96 channels 134 -> 98-106 us, 56x56 144 -> 24 33 -> 25 us).
-  parallel_ranges(blocks * parts, nt, [&](int64_t j0, int64_t j1, int slot) {
-    uint8_t* xu = rows_base + static_cast<size_t>(slot) * row_bytes;
-    for (int64_t j = j0; j < j1; ++j) {
-      const int64_t b = j / parts, part = j % parts;
-      const int64_t p0 = b * kNhwcPixelsPerJob, np = std::min(kNhwcPixelsPerJob, pixels - p0);
-      const int64_t v0 = vec_tiles * part / parts * kNhwcVecs;
-      const int64_t v1 = std::min(d.ocv, vec_tiles * (part + 1) / parts * kNhwcVecs);
-      if (part == 0 || j == j0) fill(p0, np, xu);
-      d.run_rows(xu, np, v0, v1, y + p0 * d.oc);
-    }
-  });
+  auto block = [&](int64_t b, int64_t v0, int64_t v1, uint8_t* xu) {
+    const int64_t p0 = b * kNhwcPixelsPerJob, np = std::min(kNhwcPixelsPerJob, pixels - p0);
+    fill(p0, np, xu);
+    d.run_rows(xu, np, v0, v1, y + p0 * d.oc);
+  };
+  if (blocks >= 2 * nt) {
+    // A contiguous range of pixel blocks per thread: measured faster here than claiming jobs
+    // (mobilenet_v2 int8, 2 threads: 112x112 16 -> 96 channels 134 -> 98-106 us, 56x56 144 -> 24
+    // 33 -> 25 us).
+    parallel_ranges(blocks, nt, [&](int64_t b0, int64_t b1, int slot) {
+      for (int64_t b = b0; b < b1; ++b) block(b, 0, d.ocv, rows_base + static_cast<size_t>(slot) * row_bytes);
+    });
+    return;
+  }
+  // Few pixel blocks (7x7 and 14x14 images): each thread takes a range of the output channels over
+  // every block (and fills the blocks' rows itself). Whole 64-channel tiles when there are enough,
+  // so that the threads' parts of a pixel row share no cache line. (Ranges of (block, channel
+  // tile) jobs left 48 of 49 pixels of a 7x7 image to one thread: 320 -> 1280 ran 52 us at one
+  // thread and at two.)
+  const int64_t align = d.ocv >= 2 * kNhwcVecs * nt ? kNhwcVecs : 1;
+  parallel_ranges(
+      d.ocv, nt,
+      [&](int64_t v0, int64_t v1, int slot) {
+        for (int64_t b = 0; b < blocks; ++b) block(b, v0, v1, rows_base + static_cast<size_t>(slot) * row_bytes);
+      },
+      align);
 }
 
 // comp[o] = bias[o] - zp_u8 * sum(w[o]) modulo 2^32 (the file comment), w: `per_oc` weights per output.
