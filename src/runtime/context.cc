@@ -416,7 +416,7 @@ Status Context::build_steps() {
     s.kctx.num_threads = num_threads();
     for (int t : n.inputs) s.kctx.inputs.push_back(t >= 0 ? tensor_ptr(t) : nullptr);
     if (chain_of[k] && static_cast<int>(k) == chains_[chain_of[k] - 1].nodes.back())
-      s.kctx.inputs.push_back(tensor_ptr(chains_[chain_of[k] - 1].input));  // the chain kernel reads x
+      for (int t : chains_[chain_of[k] - 1].inputs) s.kctx.inputs.push_back(tensor_ptr(t));  // what the chain reads
     for (int t : n.outputs) {
       s.kctx.outputs.push_back(tensor_ptr(t));
       if (g.precision == FloatPrecision::kFp16 && g.tensor(t).dtype == DType::kF32) s.round_outputs_fp16 = true;

@@ -69,5 +69,16 @@ TEST(Int8Chains, PpocrRecBitIdenticalToUnfused) {
   expect_chains_match_unfused("ppocrv4_rec", opts, 3 * 28);
 }
 
+// resnet18 calibrated here: each of its 8 residual Adds is read by a Relu only, a chain with a
+// binary head (2 nodes each). (Its QDQ file has no such Relu: the converter keeps the clamp in the
+// Add's output parameters.)
+TEST(Int8Chains, Resnet18ResidualAddReluBitIdenticalToUnfused) {
+  if (!__builtin_cpu_supports("avx512vbmi")) GTEST_SKIP() << "CPU without AVX-512 VBMI: no INT8 chains";
+  ConvertOptions opts;
+  opts.quant.enabled = true;
+  opts.quant.dataset = models_dir() + "/calib/torchvision.txt";
+  expect_chains_match_unfused("resnet18", opts, 2 * 8);
+}
+
 }  // namespace
 }  // namespace orknn

@@ -27,6 +27,7 @@
 #include "kernels/ref/binary_int8.h"
 #include "kernels/x86/broadcast_blocks.h"
 #include "kernels/x86/cpu_features.h"
+#include "kernels/x86/int8_chain.h"
 #include "ops/quant_infer.h"
 
 namespace orknn {
@@ -36,8 +37,10 @@ bool is_q8_per_tensor(const Tensor& t) {
   return t.dtype == DType::kI8 && t.quant.scale.size() == 1 && t.quant.zero_point.size() == 1;
 }
 
+}  // namespace
+
 // Quantized node, inputs full or block-constant (broadcast_blocks), AVX-512BW available.
-bool supports_blocks_q8(const Graph& g, const Node& n) {
+bool supports_q8_binary(const Graph& g, const Node& n) {
   if (!x86::cpu_avx512bw()) return false;
   if (n.inputs.size() != 2 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
   const Tensor* a = g.input(n, 0);
@@ -46,6 +49,8 @@ bool supports_blocks_q8(const Graph& g, const Node& n) {
   if (!a || !b || !is_q8_per_tensor(*a) || !is_q8_per_tensor(*b) || !is_q8_per_tensor(y)) return false;
   return broadcast_blocks(a->shape, b->shape, y.shape).ok;
 }
+
+namespace {
 
 // Elements [begin, end) of block `o`: a full input advances per element, a block-constant one
 // gives its block's value to every lane.
@@ -92,10 +97,15 @@ __attribute__((target("avx512f,avx512bw"))) void quant_binary_block(const int8_t
 
 // Below this many elements per thread, waking another thread costs more than it saves.
 constexpr int64_t kMinElementsPerThread = 65536;
+// An INT8 chain's table is applied to pieces of this many results, while they are in L1.
+constexpr int64_t kTablePiece = 4096;
 
 template <QuantBinaryKind kKind>
 class QuantBinaryAvx512 : public Kernel {
  public:
+  // `table`: 256 bytes applied to every result (an INT8 chain's tail, int8_chain.h), or nullptr.
+  explicit QuantBinaryAvx512(const uint8_t* table = nullptr) : table_(table) {}
+
   // NHWC (kUniform, kernel.h) for a 4-D output when each input is
   //   - an activation of the output's shape (a constant one stays NCHW in memory): element i of
   //     the output comes from element i of it in either layout;
@@ -140,15 +150,13 @@ class QuantBinaryAvx512 : public Kernel {
     const int nt = threads_for(total, kMinElementsPerThread, ctx.num_threads);
     if (g.outer >= nt) {  // whole blocks per thread
       parallel_ranges(g.outer, nt, [&](int64_t ob, int64_t oe, int) {
-        for (int64_t o = ob; o < oe; ++o)
-          quant_binary_block<kKind>(a, b, y, o, g.inner, 0, g.inner, g.a_full, g.b_full, p_);
+        for (int64_t o = ob; o < oe; ++o) block(a, b, y, o, g.inner, 0, g.inner, g.a_full, g.b_full);
       });
     } else {  // few large blocks: split each block into 16-aligned parts
       parallel_ranges(
           g.inner, nt,
           [&](int64_t ib, int64_t ie, int) {
-            for (int64_t o = 0; o < g.outer; ++o)
-              quant_binary_block<kKind>(a, b, y, o, g.inner, ib, ie, g.a_full, g.b_full, p_);
+            for (int64_t o = 0; o < g.outer; ++o) block(a, b, y, o, g.inner, ib, ie, g.a_full, g.b_full);
           },
           16);
     }
@@ -158,6 +166,19 @@ class QuantBinaryAvx512 : public Kernel {
   QuantBinaryParams p_;
   BroadcastBlocks blocks_;
   bool nhwc_rows_ = false;
+  const uint8_t* table_ = nullptr;
+
+  // quant_binary_block, then the chain's table on each piece of kTablePiece results.
+  void block(const int8_t* a, const int8_t* b, int8_t* y, int64_t o, int64_t inner, int64_t begin, int64_t end,
+             bool a_full, bool b_full) const {
+    if (!table_) return quant_binary_block<kKind>(a, b, y, o, inner, begin, end, a_full, b_full, p_);
+    uint8_t* yo = reinterpret_cast<uint8_t*>(y + o * inner);
+    for (int64_t i = begin; i < end; i += kTablePiece) {
+      const int64_t e = std::min(end, i + kTablePiece);
+      quant_binary_block<kKind>(a, b, y, o, inner, i, e, a_full, b_full, p_);
+      int8_lookup_range(table_, yo, yo, i, e);
+    }
+  }
 
   // NHWC output [N][H*W][C], one operand full, the other one value per (image, channel): each
   // pixel's C elements against that image's C values.
@@ -167,8 +188,7 @@ class QuantBinaryAvx512 : public Kernel {
     parallel_ranges(rows, nt, [&](int64_t r0, int64_t r1, int) {
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t full = r * c, vec = (r / pixels) * c;
-        quant_binary_block<kKind>(a + (blocks_.a_full ? full : vec), b + (blocks_.b_full ? full : vec), y + full, 0, c,
-                                  0, c, true, true, p_);
+        block(a + (blocks_.a_full ? full : vec), b + (blocks_.b_full ? full : vec), y + full, 0, c, 0, c, true, true);
       }
     });
   }
@@ -176,8 +196,17 @@ class QuantBinaryAvx512 : public Kernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Add, "avx512_int8", 10, supports_blocks_q8, QuantBinaryAvx512<QuantBinaryKind::kAdd>);
-ORKNN_REGISTER_KERNEL(Sub, "avx512_int8", 10, supports_blocks_q8, QuantBinaryAvx512<QuantBinaryKind::kSub>);
-ORKNN_REGISTER_KERNEL(Mul, "avx512_int8", 10, supports_blocks_q8, QuantBinaryAvx512<QuantBinaryKind::kMul>);
+std::unique_ptr<Kernel> make_q8_binary_kernel(OpId op, const uint8_t* table) {
+  switch (op) {
+    case OpId::Add: return std::make_unique<QuantBinaryAvx512<QuantBinaryKind::kAdd>>(table);
+    case OpId::Sub: return std::make_unique<QuantBinaryAvx512<QuantBinaryKind::kSub>>(table);
+    case OpId::Mul: return std::make_unique<QuantBinaryAvx512<QuantBinaryKind::kMul>>(table);
+    default: return nullptr;
+  }
+}
+
+ORKNN_REGISTER_KERNEL(Add, "avx512_int8", 10, supports_q8_binary, QuantBinaryAvx512<QuantBinaryKind::kAdd>);
+ORKNN_REGISTER_KERNEL(Sub, "avx512_int8", 10, supports_q8_binary, QuantBinaryAvx512<QuantBinaryKind::kSub>);
+ORKNN_REGISTER_KERNEL(Mul, "avx512_int8", 10, supports_q8_binary, QuantBinaryAvx512<QuantBinaryKind::kMul>);
 
 }  // namespace orknn

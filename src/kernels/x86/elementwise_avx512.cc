@@ -501,26 +501,31 @@ class TableQ8Avx512 : public Kernel {
   alignas(64) uint8_t table_[256] = {};
 };
 
+// The chain's output as a function of one code: of x, or of the binary head's output (the table
+// of the nodes after it), made by running the nodes' reference kernels node after node.
+Status chain_table(const Graph& g, const Int8Chain& chain, uint8_t* table) {
+  const size_t first = chain.binary_head ? 1 : 0;
+  const int x = chain.binary_head ? g.nodes[static_cast<size_t>(chain.nodes[0])].outputs[0] : chain.inputs[0];
+  std::vector<std::vector<uint8_t>> values(g.tensors.size());
+  values[static_cast<size_t>(x)] = Codes().values();
+  for (size_t i = first; i < chain.nodes.size(); ++i) {
+    const Node& n = g.nodes[static_cast<size_t>(chain.nodes[i])];
+    std::vector<const uint8_t*> in;
+    for (int t : n.inputs) in.push_back(g.tensor(t).is_const() ? nullptr : values[static_cast<size_t>(t)].data());
+    std::vector<uint8_t>& out = values[static_cast<size_t>(n.outputs[0])];
+    out.resize(256);
+    ORKNN_RETURN_IF_ERROR(run_ref_on_codes(g, n, in, out.data()));
+  }
+  std::memcpy(table, values[static_cast<size_t>(g.nodes[static_cast<size_t>(chain.nodes.back())].outputs[0])].data(),
+              256);
+  return Status::Ok();
+}
+
 // The last node of an INT8 chain (int8_chain.h): y = table[x].
 class Int8ChainTable : public Kernel {
  public:
   explicit Int8ChainTable(Int8Chain chain) : chain_(std::move(chain)) {}
-  Status prepare(const KernelContext& ctx) override {
-    // Every value of the chain as a function of x's code, node after node.
-    const Graph& g = *ctx.graph;
-    std::vector<std::vector<uint8_t>> values(g.tensors.size());
-    values[static_cast<size_t>(chain_.input)] = Codes().values();
-    for (int k : chain_.nodes) {
-      const Node& n = g.nodes[static_cast<size_t>(k)];
-      std::vector<const uint8_t*> in;
-      for (int t : n.inputs) in.push_back(g.tensor(t).is_const() ? nullptr : values[static_cast<size_t>(t)].data());
-      std::vector<uint8_t>& out = values[static_cast<size_t>(n.outputs[0])];
-      out.resize(256);
-      ORKNN_RETURN_IF_ERROR(run_ref_on_codes(g, n, in, out.data()));
-    }
-    std::memcpy(table_, values[static_cast<size_t>(ctx.node->outputs[0])].data(), 256);
-    return Status::Ok();
-  }
+  Status prepare(const KernelContext& ctx) override { return chain_table(*ctx.graph, chain_, table_); }
   BlockedIo blocked_io(const Graph& g, const Node& n) const override { return elementwise_blocked_io(g, n); }
   void run(const KernelContext& ctx) override {
     // x comes after the node's own inputs (int8_chain.h); the chain's other values are never written.
@@ -532,6 +537,56 @@ class Int8ChainTable : public Kernel {
   Int8Chain chain_;
   alignas(64) uint8_t table_[256] = {};
 };
+
+// The last node of an INT8 chain with a binary head: the head's avx512_int8 kernel on the head's
+// operands (after the node's own inputs), writing this node's output through the table.
+class Int8BinaryChain : public Kernel {
+ public:
+  explicit Int8BinaryChain(Int8Chain chain) : chain_(std::move(chain)) {}
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override { return elementwise_blocked_io(g, n); }
+  Status prepare(const KernelContext& ctx) override {
+    ORKNN_RETURN_IF_ERROR(chain_table(*ctx.graph, chain_, table_));
+    const Node& head = ctx.graph->nodes[static_cast<size_t>(chain_.nodes[0])];
+    head_ = make_q8_binary_kernel(head.op, table_);
+    if (!head_) return ORKNN_ERR(kFail, "node '%s': not an Add, Sub or Mul", head.name.c_str());
+    head_ctx_.graph = ctx.graph;
+    head_ctx_.node = &head;
+    head_ctx_.scratch = ctx.scratch;
+    head_ctx_.out_blocked = ctx.out_blocked;  // the chain's tensors share one layout (kUniform)
+    bind(ctx);
+    return head_->prepare(head_ctx_);
+  }
+  void run(const KernelContext& ctx) override {
+    bind(ctx);
+    head_->run(head_ctx_);
+  }
+
+ private:
+  Int8Chain chain_;
+  alignas(64) uint8_t table_[256] = {};
+  std::unique_ptr<Kernel> head_;
+  KernelContext head_ctx_;
+
+  // The head's operands and this node's output, as the context has them now (no allocation after
+  // the first call: the sizes do not change).
+  void bind(const KernelContext& ctx) {
+    const size_t own = ctx.node->inputs.size();
+    head_ctx_.inputs.resize(2);
+    head_ctx_.inputs[0] = ctx.inputs[own];
+    head_ctx_.inputs[1] = ctx.inputs[own + 1];
+    head_ctx_.outputs.resize(1);
+    head_ctx_.outputs[0] = ctx.outputs[0];
+    head_ctx_.num_threads = ctx.num_threads;
+  }
+};
+
+// An Add/Sub/Mul of two different activations the avx512_int8 kernel takes: a chain's binary head.
+bool binary_head(const Graph& g, const Node& n) {
+  if ((n.op != OpId::Add && n.op != OpId::Sub && n.op != OpId::Mul) || n.inputs.size() != 2) return false;
+  const int a = n.inputs[0], b = n.inputs[1];
+  if (a < 0 || b < 0 || a == b || g.tensor(a).is_const() || g.tensor(b).is_const()) return false;
+  return is_quantized_node(g, n) && supports_q8_binary(g, n);
+}
 
 class FusedAway : public Kernel {
  public:
@@ -582,23 +637,28 @@ std::vector<Int8Chain> find_int8_chains(const Graph& g) {
       if (t >= 0) ++readers[static_cast<size_t>(t)], reader[static_cast<size_t>(t)] = static_cast<int>(k);
   for (int t : g.outputs) ++readers[static_cast<size_t>(t)], reader[static_cast<size_t>(t)] = -1;
   std::vector<uint8_t> taken(g.nodes.size(), 0), in_chain(g.tensors.size(), 0);
+  auto next_reader = [&](int t) { return readers[static_cast<size_t>(t)] == 1 ? reader[static_cast<size_t>(t)] : -1; };
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const Node& first = g.nodes[k];
     if (taken[k] || first.inputs.empty() || first.inputs[0] < 0 || g.tensor(first.inputs[0]).is_const()) continue;
-    // Grow from `first`, whose activation inputs must all be one tensor x, along single readers.
+    // Grow from `first`, whose activation inputs must all be one tensor x, along single readers; or
+    // from the reader of a binary head's output, which is then x.
     Int8Chain c;
-    c.input = first.inputs[0];
-    const Shape& shape = g.tensor(c.input).shape;
-    std::vector<int> values = {c.input};
-    in_chain[static_cast<size_t>(c.input)] = 1;
-    for (int n = static_cast<int>(k); n >= 0 && !taken[static_cast<size_t>(n)];) {
+    c.binary_head = binary_head(g, first);
+    const int x = c.binary_head ? first.outputs[0] : first.inputs[0];
+    c.inputs = c.binary_head ? first.inputs : std::vector<int>{x};
+    if (c.binary_head) c.nodes.push_back(static_cast<int>(k));
+    const Shape& shape = g.tensor(x).shape;
+    std::vector<int> values = {x};
+    in_chain[static_cast<size_t>(x)] = 1;
+    for (int n = c.binary_head ? next_reader(x) : static_cast<int>(k); n >= 0 && !taken[static_cast<size_t>(n)];) {
       const Node& node = g.nodes[static_cast<size_t>(n)];
       if (!chain_node(g, node, shape, in_chain)) break;
       c.nodes.push_back(n);
       const int out = node.outputs[0];
       values.push_back(out);
       in_chain[static_cast<size_t>(out)] = 1;
-      n = readers[static_cast<size_t>(out)] == 1 ? reader[static_cast<size_t>(out)] : -1;
+      n = next_reader(out);
     }
     for (int t : values) in_chain[static_cast<size_t>(t)] = 0;
     if (c.nodes.size() < 2) continue;
@@ -610,11 +670,19 @@ std::vector<Int8Chain> find_int8_chains(const Graph& g) {
 
 std::vector<ExtraRead> chain_reads(const std::vector<Int8Chain>& chains) {
   std::vector<ExtraRead> reads;
-  for (const Int8Chain& c : chains) reads.push_back({c.input, c.nodes.back()});
+  for (const Int8Chain& c : chains)
+    for (int t : c.inputs) reads.push_back({t, c.nodes.back()});
   return reads;
 }
 
-std::unique_ptr<Kernel> make_int8_chain_kernel(const Int8Chain& chain) { return std::make_unique<Int8ChainTable>(chain); }
+std::unique_ptr<Kernel> make_int8_chain_kernel(const Int8Chain& chain) {
+  if (chain.binary_head) return std::make_unique<Int8BinaryChain>(chain);
+  return std::make_unique<Int8ChainTable>(chain);
+}
+
+void int8_lookup_range(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t begin, int64_t end) {
+  lookup_range(table, x, y, begin, end);
+}
 std::unique_ptr<Kernel> make_fused_away_kernel(BlockedIo io) { return std::make_unique<FusedAway>(io); }
 
 std::vector<SiluPair> find_silu_pairs(const Graph& g) {
