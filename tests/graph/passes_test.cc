@@ -121,6 +121,13 @@ TEST(FoldBatchNorm, LeavesSharedConvOutputAndStandaloneBn) {
   EXPECT_EQ(b.g.nodes.size(), 3u);
 }
 
+// fuse_conv_activation, then the clean-up the converter runs after it.
+void fuse_activations(Graph& g, int* changes) {
+  ASSERT_OK(fuse_conv_activation(g, changes));
+  ASSERT_OK(remove_dead_code(g, nullptr));
+  ASSERT_OK(reinfer_graph(g));
+}
+
 TEST(FuseActivation, ConvReluClipGemmLeakyRelu) {
   GraphBuilder b;
   int x = b.input("x", {1, 2, 4, 4});
@@ -154,9 +161,7 @@ TEST(FuseActivation, ConvReluClipGemmLeakyRelu) {
 
   Graph g = b.g;
   int changes = 0;
-  ASSERT_OK(fuse_conv_activation(g, &changes));
-  ASSERT_OK(remove_dead_code(g, nullptr));
-  ASSERT_OK(reinfer_graph(g));
+  ASSERT_NO_FATAL_FAILURE(fuse_activations(g, &changes));
   EXPECT_EQ(changes, 3);
   int relu_fused = 0, clip_fused = 0, leaky_fused = 0, plain = 0;
   for (const auto& n : g.nodes) {
@@ -205,9 +210,7 @@ TEST(FuseActivation, ConvSiluEitherOrderButNotWithOtherReaders) {
 
   Graph g = b.g;
   int changes = 0;
-  ASSERT_OK(fuse_conv_activation(g, &changes));
-  ASSERT_OK(remove_dead_code(g, nullptr));
-  ASSERT_OK(reinfer_graph(g));
+  ASSERT_NO_FATAL_FAILURE(fuse_activations(g, &changes));
   EXPECT_EQ(changes, 2);
   int silu = 0, sigmoids = 0;
   for (const auto& n : g.nodes) {
