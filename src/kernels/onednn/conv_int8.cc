@@ -349,7 +349,10 @@ class ConvInt8 final : public OnednnKernel {
       }
     }
     weights_ = convert_const(wrap(d.weights_user, ctx.inputs[1]), pd.weights_desc());
-    dst_ = owned(pd.dst_desc());
+    // The int32 accumulators live within one run (requantized by after_steps), so they come from
+    // the executor's shared scratch; ConvTranspose runs the primitive once here (its compensation
+    // map), before the scratch exists.
+    dst_ = kTransposed ? owned(pd.dst_desc()) : transient(pd.dst_desc());
     const Prim prim(pd);
     const int32_t* bias = ctx.has_input(2) ? ctx.in<int32_t>(2) : nullptr;
     if constexpr (kTransposed) {

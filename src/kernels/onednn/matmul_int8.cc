@@ -118,8 +118,9 @@ class FcInt8 final : public OnednnKernel {
     comp_ = int8_compensation(plan.sums.sum, bias, quant_.zp_x);
     requant_ = int8_requant_params(quant_, comp_);
     weights_ = convert_const(wrap(fc_weights_user(plan), ctx.inputs[1]), pd.weights_desc());
-    src_ = owned(pd.src_desc());
-    dst_ = owned(pd.dst_desc());
+    // Both written and read within one run: from the executor's shared scratch.
+    src_ = transient(pd.src_desc());
+    dst_ = transient(pd.dst_desc());
     add_step(dnnl::matmul(pd), pd, {{DNNL_ARG_SRC, src_}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst_}});
     return Status::Ok();
   }
