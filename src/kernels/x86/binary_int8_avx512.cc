@@ -16,6 +16,7 @@
 
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 
 // GCC 12 reports the _mm512_undefined_*() placeholders inside its own intrinsics as
@@ -52,9 +53,19 @@ bool supports_q8_binary(const Graph& g, const Node& n) {
 
 namespace {
 
+// True when |v| < 512 for every pair of codes (|x - zp| <= 255, finite multipliers): then v is
+// never NaN and the clamp to [-512, 512] changes nothing, so quant_binary_block<kKind, true> skips
+// both. Typical residual Adds (multipliers near 1) qualify.
+bool bounded(QuantBinaryKind kind, const QuantBinaryParams& p) {
+  if (!std::isfinite(p.ma) || !std::isfinite(p.mb)) return false;
+  const double bound = kind == QuantBinaryKind::kMul ? 255.0 * 255.0 * std::fabs(p.ma)
+                                                     : 255.0 * (std::fabs(p.ma) + std::fabs(p.mb));
+  return bound < 511.0;  // margin for the float rounding of the products and the sum
+}
+
 // Elements [begin, end) of block `o`: a full input advances per element, a block-constant one
 // gives its block's value to every lane.
-template <QuantBinaryKind kKind>
+template <QuantBinaryKind kKind, bool kBounded>
 __attribute__((target("avx512f,avx512bw"))) void quant_binary_block(const int8_t* a, const int8_t* b, int8_t* y,
                                                                      int64_t o, int64_t inner, int64_t begin,
                                                                      int64_t end, bool a_full, bool b_full,
@@ -87,8 +98,10 @@ __attribute__((target("avx512f,avx512bw"))) void quant_binary_block(const int8_t
       const __m512 g = _mm512_mul_ps(_mm512_cvtepi32_ps(db), mb);
       v = kKind == QuantBinaryKind::kAdd ? _mm512_add_ps(f, g) : _mm512_sub_ps(f, g);
     }
-    v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN -> 0
-    v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+    if constexpr (!kBounded) {
+      v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN -> 0
+      v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+    }
     const __m512i r = _mm512_add_epi32(_mm512_cvtps_epi32(v), zp_y);
     _mm_storeu_si128(reinterpret_cast<__m128i*>(py + i), _mm512_cvtsepi32_epi8(r));  // signed saturation
   }
@@ -129,6 +142,7 @@ class QuantBinaryAvx512 : public Kernel {
     for (size_t i = 0; i < 2; ++i) ORKNN_RETURN_IF_ERROR(check_q8_input(*ctx.graph, *ctx.node, i));
     ORKNN_RETURN_IF_ERROR(check_q8_output(*ctx.graph, *ctx.node, 0));
     p_ = quant_binary_params(kKind, ctx.in_tensor(0), ctx.in_tensor(1), ctx.out_tensor(0));
+    bounded_ = bounded(kKind, p_);
     const Shape& y = ctx.out_tensor(0).shape;
     blocks_ = broadcast_blocks(ctx.in_tensor(0).shape, ctx.in_tensor(1).shape, y);
     if (!blocks_.ok)
@@ -166,16 +180,23 @@ class QuantBinaryAvx512 : public Kernel {
   QuantBinaryParams p_;
   BroadcastBlocks blocks_;
   bool nhwc_rows_ = false;
+  bool bounded_ = false;
   const uint8_t* table_ = nullptr;
 
-  // quant_binary_block, then the chain's table on each piece of kTablePiece results.
+  void compute(const int8_t* a, const int8_t* b, int8_t* y, int64_t o, int64_t inner, int64_t begin, int64_t end,
+               bool a_full, bool b_full) const {
+    if (bounded_) quant_binary_block<kKind, true>(a, b, y, o, inner, begin, end, a_full, b_full, p_);
+    else quant_binary_block<kKind, false>(a, b, y, o, inner, begin, end, a_full, b_full, p_);
+  }
+
+  // compute, then the chain's table on each piece of kTablePiece results.
   void block(const int8_t* a, const int8_t* b, int8_t* y, int64_t o, int64_t inner, int64_t begin, int64_t end,
              bool a_full, bool b_full) const {
-    if (!table_) return quant_binary_block<kKind>(a, b, y, o, inner, begin, end, a_full, b_full, p_);
+    if (!table_) return compute(a, b, y, o, inner, begin, end, a_full, b_full);
     uint8_t* yo = reinterpret_cast<uint8_t*>(y + o * inner);
     for (int64_t i = begin; i < end; i += kTablePiece) {
       const int64_t e = std::min(end, i + kTablePiece);
-      quant_binary_block<kKind>(a, b, y, o, inner, i, e, a_full, b_full, p_);
+      compute(a, b, y, o, inner, i, e, a_full, b_full);
       int8_lookup_range(table_, yo, yo, i, e);
     }
   }
