@@ -634,6 +634,32 @@ INSTANTIATE_TEST_SUITE_P(Matrix, GlobalPoolFastVsRef, ::testing::ValuesIn(global
                            return std::to_string(i.index) + (i.param.max ? "_max_" : "_avg_") + vec_str(i.param.x);
                          });
 
+// The hand-written float GlobalAveragePool (kernels/x86/global_pool_f32_avx512.cc): planes around
+// its 16-pixel vectors and 4-vector unrolling, batch 2, a 1x1 plane; NCHW and, where the channels
+// allow it, nChw16c input.
+TEST(GlobalPoolFastVsRef, X86AverageF32) {
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  REQUIRE_REFERENCE(OpId::GlobalAveragePool);
+  uint32_t seed = 70;
+  for (const Shape& x : {Shape{1, 3, 7, 7}, Shape{2, 33, 13, 17}, Shape{1, 64, 1, 1}, Shape{1, 1280, 7, 7},
+                         Shape{2, 32, 9, 10}, Shape{1, 16, 4, 4}, Shape{1, 48, 112, 112}}) {
+    std::vector<TensorData> in{TensorData::f32(x, test::random_floats(static_cast<size_t>(shape_numel(x)), seed++))};
+    expect_fast_matches_ref(OpId::GlobalAveragePool, Attrs(), in, "x86_gap_f32", "x86 " + shape_str(x));
+    if (x[1] % 16 != 0) continue;
+    SCOPED_TRACE("nChw16c " + shape_str(x));
+    OpResult ref = test::run_op(OpId::GlobalAveragePool, Attrs(), in, 1, "ref");
+    ASSERT_TRUE(ref.status.ok()) << ref.status.message();
+    const std::vector<float> want = as_floats(ref);
+    for (int threads : {1, 2}) {
+      int blocked = 0;
+      OpResult got = test::run_op_blocked(OpId::GlobalAveragePool, Attrs(), in, "x86_gap_f32", threads, &blocked);
+      ASSERT_TRUE(got.status.ok()) << got.status.message();
+      EXPECT_GE(blocked, 1) << "the input in nChw16c";
+      EXPECT_LE(test::max_abs_diff(as_floats(got), want), kRelTol * std::max(1.f, max_abs(want))) << threads << " threads";
+    }
+  }
+}
+
 // ----------------------------------------------------------------- ConvTranspose 2x2 stride 2
 
 // The hand-written 2x2 stride-2 deconvolution (kernels/x86/deconv2x2_avx512.cc): channel counts
@@ -812,7 +838,8 @@ TEST(FastKernelSelection, CommonNodesPickOnednn) {
     ap.set_ints("kernel_shape", {2, 2});
     ap.set_ints("strides", {2, 2});
     cases.push_back({OpId::AveragePool, ap, x, "onednn_pool_f32"});
-    cases.push_back({OpId::GlobalAveragePool, Attrs(), x, "onednn_global_pool_f32"});
+    cases.push_back({OpId::GlobalAveragePool, Attrs(), x,
+                     __builtin_cpu_supports("avx512f") ? "x86_gap_f32" : "onednn_global_pool_f32"});
     cases.push_back({OpId::GlobalMaxPool, Attrs(), x, "onednn_global_pool_f32"});
   }
   for (const Expect& e : cases) {

@@ -161,6 +161,17 @@ TEST(FusedFp16Rounding, Gemv) {
   }
 }
 
+TEST(FusedFp16Rounding, GlobalAveragePool) {
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  Graph g;
+  Node n;
+  n.op = OpId::GlobalAveragePool;
+  n.name = "gap";
+  n.inputs = {g.add_tensor("x", {2, 37, 5, 7}, DType::kF32)};
+  n.outputs = {g.add_tensor("y", {2, 37, 1, 1}, DType::kF32)};
+  expect_fused_rounding(g, n, "x86_gap_f32", {awkward_values(2 * 37 * 5 * 7, 41)});
+}
+
 TEST(FusedFp16Rounding, BatchNorm) {
   if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   Graph g;
