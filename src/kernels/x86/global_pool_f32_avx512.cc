@@ -3,24 +3,21 @@
 // written. oneDNN's reduction ran them at ~12 GB/s (efficientnet_b0's 112x112x32 plane set, 1.6
 // MB: 104-156 us at one thread).
 //
-// On the runtime's nChw16c activations (kernel.h, blocked) each 16-channel block is one vector per
-// pixel: four vector accumulators run over the pixels, then they are added and divided by the
-// count. On NCHW each plane is summed the same way, 16 pixels per vector, then across the lanes.
-// The output [N, C, 1, 1] has the same bytes in both layouts. Float sums in another order than
-// the reference's (a pass over the plane in memory order): within the fast-kernel tolerance
-// (docs/kernels.md), as oneDNN's reduction. fp16 mode: rounded in registers.
+// Bit-identical to the reference (kernels/ref/pool.cc): each channel's float sum runs over the
+// pixels in memory order from 0, then one division by the count. Vectorised across channels: on the
+// runtime's nChw16c activations (kernel.h, blocked) a 16-channel block is one vector per pixel, and
+// up to four blocks run side by side (independent chains of additions, which hide the add
+// latency); on NCHW 16 planes are read side by side, one pixel of each per step. The output
+// [N, C, 1, 1] has the same bytes in both layouts. fp16 mode: rounded in registers.
 // OPENRKNN_DISABLE_X86_GAP_F32=1 leaves every node to the other kernels (A/B measurements).
-// GCC 12 reports the placeholders inside its own AVX-512 intrinsics (vcvtps2ph, the lane
-// reduction) as "may be" or "is used uninitialized" (false positives); the pragmas must precede
-// the header to cover them.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "common/env.h"
-#include "common/fp16.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/x86/cpu_features.h"
@@ -39,34 +36,46 @@ bool supports_gap_f32(const Graph& g, const Node& n) {
 // Below this many input floats per thread, waking another thread costs more than it saves.
 constexpr int64_t kMinFloatsPerThread = 32768;
 
-// Sum of `count` vectors of 16 floats, `stride` floats apart.
-__attribute__((target("avx512f"))) __m512 sum_vectors(const float* x, int64_t count, int64_t stride) {
-  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
-  int64_t i = 0;
-  for (; i + 4 <= count; i += 4) {
-    a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + i * stride));
-    a1 = _mm512_add_ps(a1, _mm512_loadu_ps(x + (i + 1) * stride));
-    a2 = _mm512_add_ps(a2, _mm512_loadu_ps(x + (i + 2) * stride));
-    a3 = _mm512_add_ps(a3, _mm512_loadu_ps(x + (i + 3) * stride));
+// The means of 16 * B channels, B blocks side by side (x: the first block's first pixel; block b
+// at x + b * block_stride, pixel p at + p * pixel_stride; lane l of a block is one channel, whose
+// pixels lie `lane_stride` apart in NCHW, or are lane l of each vector in nChw16c). Sums in pixel
+// order, one accumulator per block. `lanes` channels of the last block are stored (<= 16).
+template <int B, bool kBlocked>
+__attribute__((target("avx512f"))) void channel_means(const float* x, int64_t pixels, int64_t block_stride,
+                                                       int64_t lane_stride, int lanes, bool round, float* y) {
+  __m512 acc[B];
+  for (int b = 0; b < B; ++b) acc[b] = _mm512_setzero_ps();
+  const __mmask16 m = static_cast<__mmask16>((1u << lanes) - 1);
+  const __m512i lane_index = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                                _mm512_set1_epi32(static_cast<int>(lane_stride)));
+  for (int64_t p = 0; p < pixels; ++p) {
+#pragma GCC unroll 4
+    for (int b = 0; b < B; ++b) {
+      const float* xb = x + b * block_stride;
+      const __m512 v = kBlocked ? _mm512_loadu_ps(xb + p * 16)
+                                : _mm512_mask_i32gather_ps(_mm512_setzero_ps(), b == B - 1 ? m : __mmask16(0xFFFF),
+                                                           lane_index, xb + p, 4);
+      acc[b] = _mm512_add_ps(acc[b], v);
+    }
   }
-  for (; i < count; ++i) a0 = _mm512_add_ps(a0, _mm512_loadu_ps(x + i * stride));
-  return _mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3));
+  const __m512 count = _mm512_set1_ps(static_cast<float>(pixels));
+  for (int b = 0; b < B; ++b) {
+    __m512 mean = _mm512_div_ps(acc[b], count);
+    if (round) mean = round_to_fp16_lanes(mean);
+    _mm512_mask_storeu_ps(y + 16 * b, b == B - 1 ? m : __mmask16(0xFFFF), mean);
+  }
 }
 
-// Mean of n contiguous floats (a plane of NCHW), rounded to fp16 when `round`.
-__attribute__((target("avx512f"))) float plane_mean(const float* x, int64_t n, bool round) {
-  const __m512 v = sum_vectors(x, n / 16, 16);
-  const int64_t done = n / 16 * 16;
-  const __mmask16 m = static_cast<__mmask16>((1u << (n - done)) - 1);
-  const float mean = _mm512_reduce_add_ps(_mm512_add_ps(v, _mm512_maskz_loadu_ps(m, x + done))) / static_cast<float>(n);
-  return round ? fp16_to_fp32(fp32_to_fp16(mean)) : mean;
-}
-
-// Means of one 16-channel block of nChw16c (`pixels` vectors) into y[0..16).
-__attribute__((target("avx512f"))) void block_means(const float* x, int64_t pixels, bool round, float* y) {
-  __m512 mean = _mm512_div_ps(sum_vectors(x, pixels, 16), _mm512_set1_ps(static_cast<float>(pixels)));
-  if (round) mean = round_to_fp16_lanes(mean);
-  _mm512_storeu_ps(y, mean);
+// Channels [c0, c1) of image n: blocks of 16 channels, four at a time.
+template <bool kBlocked>
+void image_means(const float* x, int64_t pixels, int64_t c0, int64_t c1, bool round, float* y) {
+  // nChw16c: block k at x + k * pixels * 16; NCHW: channel c at x + c * pixels.
+  const int64_t block_stride = kBlocked ? pixels * 16 : 16 * pixels, lane_stride = pixels;
+  auto at = [&](int64_t c) { return kBlocked ? x + (c / 16) * pixels * 16 : x + c * pixels; };
+  int64_t c = c0;
+  for (; c + 64 <= c1; c += 64) channel_means<4, kBlocked>(at(c), pixels, block_stride, lane_stride, 16, round, y + c);
+  for (; c + 16 <= c1; c += 16) channel_means<1, kBlocked>(at(c), pixels, block_stride, lane_stride, 16, round, y + c);
+  if (c < c1) channel_means<1, kBlocked>(at(c), pixels, block_stride, lane_stride, static_cast<int>(c1 - c), round, y + c);
 }
 
 class GlobalAveragePoolF32 : public Kernel {
@@ -86,15 +95,16 @@ class GlobalAveragePoolF32 : public Kernel {
     const float* x = ctx.in<float>(0);
     float* y = ctx.out<float>(0);
     const bool round = ctx.round_fp16;
-    const int nt = threads_for(batch_ * channels_ * pixels_, kMinFloatsPerThread, ctx.num_threads);
-    if (blocked_) {  // jobs: (image, 16-channel block); nChw16c has channels % 16 == 0
-      parallel_ranges(batch_ * channels_ / 16, nt, [&](int64_t j0, int64_t j1, int) {
-        for (int64_t j = j0; j < j1; ++j) block_means(x + j * pixels_ * 16, pixels_, round, y + j * 16);
-      });
-      return;
-    }
-    parallel_ranges(batch_ * channels_, nt, [&](int64_t p0, int64_t p1, int) {
-      for (int64_t p = p0; p < p1; ++p) y[p] = plane_mean(x + p * pixels_, pixels_, round);
+    const int64_t image = channels_ * pixels_;
+    // Jobs: (image, 64 channels).
+    const int64_t parts = (channels_ + 63) / 64, jobs = batch_ * parts;
+    const int nt = threads_for(batch_ * image, kMinFloatsPerThread, ctx.num_threads);
+    parallel_ranges(jobs, nt, [&](int64_t j0, int64_t j1, int) {
+      for (int64_t j = j0; j < j1; ++j) {
+        const int64_t n = j / parts, c0 = (j % parts) * 64, c1 = std::min(channels_, c0 + 64);
+        if (blocked_) image_means<true>(x + n * image, pixels_, c0, c1, round, y + n * channels_);
+        else image_means<false>(x + n * image, pixels_, c0, c1, round, y + n * channels_);
+      }
     });
   }
 
