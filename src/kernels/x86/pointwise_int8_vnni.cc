@@ -530,7 +530,8 @@ bool stem_geometry(const Graph& g, const Node& n, StemGeometry* geo) {
 
 bool supports_stem_int8(const Graph& g, const Node& n) {
   // vpermb packs the pixels (nchw_row_to_u8).
-  if (!x86::cpu_avx512vnni() || !x86::cpu_avx512vbmi() || env_flag("OPENRKNN_DISABLE_X86_STEM") || !is_quantized_node(g, n)) return false;
+  if (!x86::cpu_avx512vnni() || !x86::cpu_avx512vbmi() || env_flag("OPENRKNN_DISABLE_X86_STEM")) return false;
+  if (!is_quantized_node(g, n)) return false;
   StemGeometry geo;
   // At most 16 output channels the product's register tile holds only 6 accumulators, and oneDNN
   // was as fast (mobilenet_v3_small's 3 -> 16 stem, one thread: 90 vs 87 us).
@@ -541,9 +542,9 @@ bool supports_stem_int8(const Graph& g, const Node& n) {
 // of c bytes, x ^ 0x80: 16 pixels as 4-byte lanes, then vpermb keeps c bytes of each
 // (StemInt8::pack_index_). While 64 bytes of the row remain, a store writes 64 bytes: past its
 // 16 * c, into what the next ones write. The last stores are masked to the row.
-ORKNN_VNNI __attribute__((target("avx512vbmi"))) void nchw_row_to_u8(const int8_t* x, int64_t c, int64_t plane,
-                                                                     int64_t n, const uint8_t* pack_index,
-                                                                     uint8_t* dst) {
+// (One target attribute with every feature: clang honours only one per function.)
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512vbmi"))) void nchw_row_to_u8(
+    const int8_t* x, int64_t c, int64_t plane, int64_t n, const uint8_t* pack_index, uint8_t* dst) {
   const __m512i pack = _mm512_loadu_si512(pack_index);
   const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
   for (int64_t i = 0; i < n; i += 16) {
