@@ -49,7 +49,7 @@ constexpr int64_t kMinElementsPerThread = 16384;
 // fp16 mode (KernelContext::round_fp16): the nearest fp16 value, as round_to_fp16 makes it; done
 // before the store, which saves the runtime a second pass over the output.
 __attribute__((target("avx512f"))) inline __m512 maybe_round_fp16(__m512 v, bool round_fp16) {
-  return round_fp16 ? _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT)) : v;
+  return round_fp16 ? round_to_fp16_lanes(v) : v;
 }
 
 __attribute__((target("avx512f"))) void sigmoid_range(const float* x, float* y, int64_t begin, int64_t end,

@@ -66,16 +66,20 @@ __attribute__((target("avx512f"))) void channel_means(const float* x, int64_t pi
   }
 }
 
-// Channels [c0, c1) of image n: blocks of 16 channels, four at a time.
+// Channels [c0, c1) of one image (c0 a multiple of 16): blocks of 16 channels, four at a time.
+// Channel c starts at x + c * pixels in both layouts (nChw16c: block c / 16 at x + (c / 16) * 16 *
+// pixels), and so does the next block of 16, 16 * pixels further.
 template <bool kBlocked>
 void image_means(const float* x, int64_t pixels, int64_t c0, int64_t c1, bool round, float* y) {
-  // nChw16c: block k at x + k * pixels * 16; NCHW: channel c at x + c * pixels.
-  const int64_t block_stride = kBlocked ? pixels * 16 : 16 * pixels, lane_stride = pixels;
-  auto at = [&](int64_t c) { return kBlocked ? x + (c / 16) * pixels * 16 : x + c * pixels; };
+  const int64_t block_stride = 16 * pixels, lane_stride = pixels;
   int64_t c = c0;
-  for (; c + 64 <= c1; c += 64) channel_means<4, kBlocked>(at(c), pixels, block_stride, lane_stride, 16, round, y + c);
-  for (; c + 16 <= c1; c += 16) channel_means<1, kBlocked>(at(c), pixels, block_stride, lane_stride, 16, round, y + c);
-  if (c < c1) channel_means<1, kBlocked>(at(c), pixels, block_stride, lane_stride, static_cast<int>(c1 - c), round, y + c);
+  for (; c + 64 <= c1; c += 64)
+    channel_means<4, kBlocked>(x + c * pixels, pixels, block_stride, lane_stride, 16, round, y + c);
+  for (; c + 16 <= c1; c += 16)
+    channel_means<1, kBlocked>(x + c * pixels, pixels, block_stride, lane_stride, 16, round, y + c);
+  if (c < c1)
+    channel_means<1, kBlocked>(x + c * pixels, pixels, block_stride, lane_stride, static_cast<int>(c1 - c), round,
+                               y + c);
 }
 
 class GlobalAveragePoolF32 : public Kernel {
