@@ -9,6 +9,7 @@ PACKAGES=(
   build-essential cmake ccache pkg-config
   libonnx-dev libprotobuf-dev protobuf-compiler          # ONNX import
   libdnnl-dev                                           # oneDNN fast kernels (x86)
+  ocl-icd-opencl-dev                                    # oneDNN's CMake package config requires OpenCL
   libflatbuffers-dev flatbuffers-compiler               # model format
   libyaml-cpp-dev libcli11-dev                          # converter config and CLI
   libstb-dev                                            # calibration images (stb_image, stb_image_resize)

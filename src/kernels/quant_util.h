@@ -48,6 +48,12 @@ inline QuantScalar per_tensor(const Tensor& t) {
   return q;
 }
 
+// An int8 activation the per-tensor kernels take: one scale, at most one zero point (absent: 0, as
+// per_tensor reads it).
+inline bool is_q8_per_tensor(const Tensor& t) {
+  return t.dtype == DType::kI8 && t.quant.scale.size() == 1 && t.quant.zero_point.size() <= 1;
+}
+
 // Output multipliers M[c] = (s_x * s_w[c]) / s_y for `channels` output channels; a weight tensor
 // with one scale gives the same M for every channel.
 inline std::vector<float> requant_multipliers(float s_x, const QuantParams& w, float s_y, int64_t channels) {

@@ -92,11 +92,7 @@ WeightSums int8_weight_sums(const int8_t* w, int64_t channels, int64_t k, int64_
 
 std::vector<int32_t> int8_compensation(const std::vector<int64_t>& wsum, const int32_t* bias, int32_t zp_x) {
   std::vector<int32_t> comp(wsum.size());
-  const int64_t zp_u8 = static_cast<int64_t>(zp_x) + 128;
-  for (size_t c = 0; c < wsum.size(); ++c) {
-    const int64_t v = (bias ? static_cast<int64_t>(bias[c]) : 0) - zp_u8 * wsum[c];
-    comp[c] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));  // modulo 2^32
-  }
+  for (size_t c = 0; c < wsum.size(); ++c) comp[c] = x86::u8_compensation(bias ? bias[c] : 0, wsum[c], zp_x);
   return comp;
 }
 

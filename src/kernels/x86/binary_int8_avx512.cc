@@ -25,6 +25,7 @@
 
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
+#include "kernels/quant_util.h"
 #include "kernels/ref/binary_int8.h"
 #include "kernels/x86/broadcast_blocks.h"
 #include "kernels/x86/cpu_features.h"
@@ -32,13 +33,6 @@
 #include "ops/quant_infer.h"
 
 namespace orknn {
-namespace {
-
-bool is_q8_per_tensor(const Tensor& t) {
-  return t.dtype == DType::kI8 && t.quant.scale.size() == 1 && t.quant.zero_point.size() == 1;
-}
-
-}  // namespace
 
 // Quantized node, inputs full or block-constant (broadcast_blocks), AVX-512BW available.
 bool supports_q8_binary(const Graph& g, const Node& n) {

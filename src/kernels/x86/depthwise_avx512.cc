@@ -853,9 +853,8 @@ class DepthwiseInt8 : public Kernel {
         d.w[static_cast<size_t>(((b * taps + t) * 4 + j) * kI8Block + byte)] = v;
         sum += v;
       }
-      const int64_t comp = bias_[static_cast<size_t>(c)] - (static_cast<int64_t>(zp_x) + 128) * sum;
       const size_t at = static_cast<size_t>(b * kI8Block + j * 16 + lane);
-      d.comp[at] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(comp)));  // wraps as the sum does
+      d.comp[at] = x86::u8_compensation(bias_[static_cast<size_t>(c)], sum, zp_x);
       d.mult[at] = out_.mult[static_cast<size_t>(c)];
     }
     d.pad.assign(static_cast<size_t>(std::max(geo_.w * C, d.blocks * kI8Block)), static_cast<int8_t>(zp_x));

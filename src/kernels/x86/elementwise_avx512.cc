@@ -32,6 +32,7 @@
 #include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
+#include "kernels/quant_util.h"
 #include "kernels/x86/broadcast_blocks.h"
 #include "kernels/x86/cpu_features.h"
 #include "kernels/x86/fused_act_avx512.h"
@@ -406,10 +407,6 @@ class BatchNormF32Avx512 : public Kernel {
 };
 
 // ------------------------------------------------------------- quantized unary ops: table lookup
-
-bool is_q8_per_tensor(const Tensor& t) {
-  return t.dtype == DType::kI8 && t.quant.scale.size() == 1 && t.quant.zero_point.size() <= 1;
-}
 
 bool supports_table_q8(const Graph& g, const Node& n) {
   if (!x86::cpu_avx512vbmi() || !is_quantized_node(g, n)) return false;

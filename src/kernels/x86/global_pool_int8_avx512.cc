@@ -35,10 +35,6 @@ namespace {
 // OPENRKNN_DISABLE_X86_GAP_INT8=1 leaves every node to the other kernels (A/B measurements in one build).
 bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_GAP_INT8"); }
 
-bool is_q8_per_tensor(const Tensor& t) {
-  return t.dtype == DType::kI8 && t.quant.scale.size() == 1 && t.quant.zero_point.size() == 1;
-}
-
 bool supports_gap_int8(const Graph& g, const Node& n) {
   if (disabled_by_env() || !x86::cpu_avx512bw() || !is_quantized_node(g, n)) return false;
   if (n.inputs.size() != 1 || n.outputs.size() != 1 || n.inputs[0] < 0 || n.outputs[0] < 0) return false;

@@ -37,6 +37,14 @@ struct RequantParams {
   int32_t lo = -128, hi = 127;
 };
 
+// The compensation every u8 x s8 kernel adds to its accumulators: activations enter the products as
+// u8 (x + 128), so bias_q - (zp_x + 128) * sum(w) turns sum(u8 * w) into the exact accumulator
+// sum((x - zp_x) * w) + bias_q. Taken modulo 2^32, as the int32 sums wrap (the true value fits).
+inline int32_t u8_compensation(int32_t bias_q, int64_t weight_sum, int32_t zp_x) {
+  const int64_t v = static_cast<int64_t>(bias_q) - (static_cast<int64_t>(zp_x) + 128) * weight_sum;
+  return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
+}
+
 // Scalar requantization of one accumulator, the definition the vector paths reproduce.
 int8_t requant_one(int32_t acc, int32_t comp, float mult, const RequantParams& p);
 

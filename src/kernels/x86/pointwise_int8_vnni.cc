@@ -353,14 +353,13 @@ void run_nhwc_product(const NhwcPw& d, int64_t pixels, int num_threads, int slot
       align);
 }
 
-// comp[o] = bias[o] - zp_u8 * sum(w[o]) modulo 2^32 (the file comment), w: `per_oc` weights per output.
-std::vector<int32_t> compensations(const int8_t* w, int64_t oc, int64_t per_oc, const int32_t* bias, int64_t zp_u8) {
+// comp[o] = x86::u8_compensation of output o, w: `per_oc` weights per output.
+std::vector<int32_t> compensations(const int8_t* w, int64_t oc, int64_t per_oc, const int32_t* bias, int32_t zp_x) {
   std::vector<int32_t> comp(static_cast<size_t>(oc));
   for (int64_t o = 0; o < oc; ++o) {
     int64_t sum = 0;
     for (int64_t k = 0; k < per_oc; ++k) sum += w[o * per_oc + k];
-    const int64_t v = (bias ? static_cast<int64_t>(bias[o]) : 0) - zp_u8 * sum;
-    comp[static_cast<size_t>(o)] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
+    comp[static_cast<size_t>(o)] = x86::u8_compensation(bias ? bias[o] : 0, sum, zp_x);
   }
   return comp;
 }
@@ -390,8 +389,7 @@ class PointwiseInt8 : public Kernel {
     blocks_ = (geo_.oc + kRows - 1) / kRows;
     // NCHW path: weights as [block][c4][row] dwords of 4 channels; missing rows/channels are 0.
     const int8_t* w = ctx.in<int8_t>(1);
-    comp_ = compensations(w, geo_.oc, geo_.c, ctx.has_input(2) ? ctx.in<int32_t>(2) : nullptr,
-                          static_cast<int64_t>(qx.zp) + 128);
+    comp_ = compensations(w, geo_.oc, geo_.c, ctx.has_input(2) ? ctx.in<int32_t>(2) : nullptr, qx.zp);
     if (!blocked_) {
       weights_.assign(static_cast<size_t>(blocks_ * c4_ * kRows), 0);
       for (int64_t o = 0; o < geo_.oc; ++o)
@@ -592,7 +590,7 @@ class StemInt8 : public Kernel {
     const int64_t taps = geo_.kh * geo_.kw;
     const uint8_t zp_u8 = static_cast<uint8_t>(qx.zp + 128);
     nhwc_.init(geo_.row(), geo_.oc,
-               compensations(w, geo_.oc, geo_.c * taps, ctx.has_input(2) ? ctx.in<int32_t>(2) : nullptr, zp_u8),
+               compensations(w, geo_.oc, geo_.c * taps, ctx.has_input(2) ? ctx.in<int32_t>(2) : nullptr, qx.zp),
                out);
     for (int64_t o = 0; o < geo_.oc; ++o)
       for (int64_t ch = 0; ch < geo_.c; ++ch)

@@ -37,6 +37,7 @@
 #include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
+#include "kernels/quant_util.h"
 #include "kernels/x86/cpu_features.h"
 #include "ops/quant_infer.h"
 
@@ -157,10 +158,6 @@ bool supports_f32(const Graph& g, const Node& n) {
   if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
   if (g.tensor(n.inputs[0]).dtype != DType::kF32 || g.tensor(n.outputs[0]).dtype != DType::kF32) return false;
   return plan_nearest(g, n).ok;
-}
-
-bool is_q8_per_tensor(const Tensor& t) {
-  return t.dtype == DType::kI8 && t.quant.scale.size() == 1 && t.quant.zero_point.size() == 1;
 }
 
 bool supports_int8(const Graph& g, const Node& n) {
