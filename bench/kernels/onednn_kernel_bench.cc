@@ -38,7 +38,8 @@ struct ConvLayer {
   int count;  // how often the shape occurs in the network (for per-network totals)
 };
 
-// Every distinct conv shape of resnet18 and mobilenet_v2 at 224x224, batch 1 (pads = k/2).
+// Every distinct conv shape of resnet18 and mobilenet_v2 at 224x224, and shufflenet_v2's
+// most frequent ones, batch 1 (pads = k/2).
 const ConvLayer kConvLayers[] = {
     {"r18_stem_3_64_k7s2", 3, 224, 224, 64, 7, 2, 1, 1},
     {"r18_l1_64_64_k3", 64, 56, 56, 64, 3, 1, 1, 4},
@@ -81,6 +82,11 @@ const ConvLayer kConvLayers[] = {
     {"mv2_pw_960_160_7", 960, 7, 7, 160, 1, 1, 1, 2},
     {"mv2_pw_960_320_7", 960, 7, 7, 320, 1, 1, 1, 1},
     {"mv2_pw_320_1280_7", 320, 7, 7, 1280, 1, 1, 1, 1},
+    // shufflenet_v2_x1_0: channel counts that are not multiples of 16 (nChw16c pads them).
+    {"shuf_pw_58_58_28", 58, 28, 28, 58, 1, 1, 1, 7},
+    {"shuf_pw_116_116_14", 116, 14, 14, 116, 1, 1, 1, 15},
+    {"shuf_pw_232_232_7", 232, 7, 7, 232, 1, 1, 1, 7},
+    {"shuf_dw116_k3_14", 116, 14, 14, 116, 3, 1, 116, 7},
 };
 
 std::vector<float> random_vec(size_t n, uint32_t seed) {

@@ -5,6 +5,19 @@
 
 namespace orknn {
 
+bool reshapes_in_place(const Graph& g, const Node& n) {
+  switch (n.op) {
+    case OpId::Reshape: case OpId::Flatten: case OpId::Squeeze: case OpId::Unsqueeze: case OpId::Identity: break;
+    default: return false;
+  }
+  if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
+  const Tensor& x = g.tensor(n.inputs[0]);
+  if (x.is_const() || x.nbytes() != g.tensor(n.outputs[0]).nbytes()) return false;
+  for (const GraphInput& in : g.inputs)
+    if (in.tensor == n.inputs[0]) return false;
+  return true;
+}
+
 ArenaPlan plan_arena(const Graph& g, const std::vector<ExtraRead>& extra) {
   const size_t nt = g.tensors.size();
   const int end = static_cast<int>(g.nodes.size());
@@ -22,10 +35,22 @@ ArenaPlan plan_arena(const Graph& g, const std::vector<ExtraRead>& extra) {
   // them again (benchmark loops do), as the vendor runtime allows.
   for (const GraphInput& in : g.inputs) last[in.tensor] = end;
 
+  // A view's output shares its input's bytes (reshapes_in_place): one slot for both, alive while
+  // either is. Nodes run in order, so an input's slot is known before its view's.
+  std::vector<int> slot(nt);
+  for (size_t t = 0; t < nt; ++t) slot[t] = static_cast<int>(t);
+  for (const Node& n : g.nodes) {
+    if (!reshapes_in_place(g, n)) continue;
+    const int s = slot[n.inputs[0]], y = n.outputs[0];
+    slot[y] = s;
+    first[s] = std::min(first[s], first[y]);
+    last[s] = std::max(last[s], last[y]);
+  }
+
   struct Item { int tensor; size_t size; };
   std::vector<Item> items;
   for (size_t t = 0; t < nt; ++t) {
-    if (g.tensors[t].is_const() || first[t] == INT32_MAX) continue;
+    if (g.tensors[t].is_const() || first[t] == INT32_MAX || slot[t] != static_cast<int>(t)) continue;
     size_t sz = (g.tensors[t].nbytes() + kArenaAlign - 1) / kArenaAlign * kArenaAlign;
     items.push_back({static_cast<int>(t), std::max<size_t>(sz, kArenaAlign)});
   }
@@ -51,6 +76,8 @@ ArenaPlan plan_arena(const Graph& g, const std::vector<ExtraRead>& extra) {
     plan.offset[it.tensor] = off;
     plan.arena_size = std::max(plan.arena_size, off + it.size);
   }
+  for (size_t t = 0; t < nt; ++t)
+    if (slot[t] != static_cast<int>(t)) plan.offset[t] = plan.offset[static_cast<size_t>(slot[t])];
   return plan;
 }
 

@@ -21,10 +21,17 @@ struct ExtraRead {
   int node = -1;
 };
 
+// True when n's output is a view of its input: a Reshape, Flatten, Squeeze, Unsqueeze or Identity
+// (the same bytes in the same order) of an activation that is not a graph input (a client may set
+// that again before reading the outputs). plan_arena gives both the same bytes, and the kernel's
+// copy finds source and destination equal.
+bool reshapes_in_place(const Graph& g, const Node& n);
+
 // Lifetime-based placement: every non-constant tensor lives from the node that produces it (graph
 // inputs: from the start) to its last consumer, `extra` reads included (graph inputs and outputs:
 // to the end, so inputs survive a run for the next one); tensors whose lifetimes overlap never
-// share bytes. Greedy: largest first, lowest offset that fits.
+// share bytes, except a view and its input (reshapes_in_place), which share one slot alive while
+// either is. Greedy: largest first, lowest offset that fits.
 ArenaPlan plan_arena(const Graph& g, const std::vector<ExtraRead>& extra = {});
 
 }  // namespace orknn

@@ -51,6 +51,18 @@ const OpDef* op_at(int i) { return (i >= 0 && i < kOpCount) ? &kOps[i] : nullptr
 
 namespace orknn {
 
+bool op_copies_input_values(OpId id) {
+  switch (id) {
+    case OpId::Identity: case OpId::Dropout: case OpId::Reshape: case OpId::Flatten: case OpId::Squeeze:
+    case OpId::Unsqueeze: case OpId::Concat: case OpId::Split: case OpId::Slice: case OpId::Transpose:
+    case OpId::Gather: case OpId::Expand: case OpId::Tile: case OpId::DepthToSpace: case OpId::SpaceToDepth:
+    case OpId::MaxPool: case OpId::GlobalMaxPool: case OpId::Max: case OpId::Min: case OpId::Relu:
+      return true;
+    default:
+      return false;
+  }
+}
+
 int64_t node_macs(const Graph& g, const Node& n) {
   if (n.inputs.size() < 2 || n.outputs.empty() || n.inputs[0] < 0 || n.inputs[1] < 0 || n.outputs[0] < 0) return 0;
   const Shape& a = g.tensor(n.inputs[0]).shape;

@@ -38,6 +38,10 @@ const char* op_name(OpId id);
 // Multiply-accumulates of one run of n after infer (Conv, ConvTranspose, Gemm, MatMul; 0 for the
 // other ops): the per-layer report's GOPS (RKNN_QUERY_PERF_DETAIL, bench/perf_detail --gops).
 int64_t node_macs(const Graph& g, const Node& n);
+// True when every element of the op's outputs is a copy of an element of its inputs (data
+// movement, maximum/minimum selections, Relu): in fp16 mode, outputs of fp16-valued activations
+// are fp16 values already and need no rounding pass.
+bool op_copies_input_values(OpId id);
 int op_count();
 const OpDef* op_at(int i);
 

@@ -422,6 +422,14 @@ Status Context::build_steps() {
       if (g.precision == FloatPrecision::kFp16 && g.tensor(t).dtype == DType::kF32) s.round_outputs_fp16 = true;
     }
     s.kctx.round_fp16 = s.round_outputs_fp16;
+    // An op that copies elements of activations (fp16 values, as every step's outputs and the
+    // inputs are) writes fp16 values: no pass. A float constant input may not be fp16-exact.
+    if (s.round_outputs_fp16 && op_copies_input_values(n.op)) {
+      bool from_activations = true;
+      for (int t : n.inputs)
+        if (t >= 0 && g.tensor(t).is_const() && g.tensor(t).dtype == DType::kF32) from_activations = false;
+      s.round_outputs_fp16 = !from_activations;
+    }
     s.kctx.scratch = &scratch_;
     steps_.push_back(std::move(s));
   }

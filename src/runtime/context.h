@@ -105,7 +105,7 @@ class Context {
     std::unique_ptr<Kernel> kernel;
     std::string kernel_name;
     KernelContext kctx;
-    bool round_outputs_fp16 = false;
+    bool round_outputs_fp16 = false;  // fp16 mode: the runtime rounds float outputs the kernel leaves unrounded
     bool from_registry = false;  // kernel from create_kernel (not the SiLU pair or custom callbacks)
     int64_t total_us = 0;  // accumulated when perf collection is on
     int64_t last_us = 0;

@@ -215,6 +215,40 @@ TEST(CApiLifecycle, Fp16StorageRoundsEveryOpOutput) {
   rknn_outputs_release(c.ctx, 1, &out);
 }
 
+// Ops that only copy elements (Concat here) skip the runtime's fp16 pass when every input is an
+// activation (fp16 values already); a float constant input may hold other values, so then the
+// output is still rounded.
+TEST(CApiLifecycle, Fp16CopiesOfConstantsAreRounded) {
+  Graph g;
+  g.platform = "rk3588";
+  g.precision = orknn::FloatPrecision::kFp16;
+  const int x = g.add_tensor("x", {1, 1, 2, 2}, DType::kF32);
+  const std::vector<float> cv = {1.0f / 3, 0.1f, 1000.3f, 7.f};
+  const int c = g.add_const("c", {1, 1, 2, 2}, DType::kF32, cv.data(), cv.size() * 4);
+  const int y = g.add_tensor("y", {1, 2, 2, 2}, DType::kF32);
+  orknn::Node cat; cat.name = "concat0"; cat.op = orknn::OpId::Concat; cat.inputs = {x, c}; cat.outputs = {y};
+  cat.attrs.set_int("axis", 1);
+  g.nodes = {cat};
+  orknn::GraphInput gi; gi.tensor = x;
+  g.inputs = {gi};
+  g.outputs = {y};
+  Ctx ctx;
+  ASSERT_EQ(init(ctx, api_test::model_bytes(g)), RKNN_SUCC);
+  std::vector<float> xv = {0.1f, 2.f, -1.0f / 3, 4.f};
+  rknn_input in{};
+  in.index = 0; in.buf = xv.data(); in.size = 16; in.type = RKNN_TENSOR_FLOAT32; in.fmt = RKNN_TENSOR_NCHW;
+  ASSERT_EQ(rknn_inputs_set(ctx.ctx, 1, &in), RKNN_SUCC);
+  ASSERT_EQ(rknn_run(ctx.ctx, nullptr), RKNN_SUCC);
+  rknn_output out{};
+  out.want_float = 1;
+  ASSERT_EQ(rknn_outputs_get(ctx.ctx, 1, &out, nullptr), RKNN_SUCC);
+  const float* yv = static_cast<float*>(out.buf);
+  // fp16 values: 0.1 -> 0.0999755859375, 1/3 -> 0.333251953125, 1000.3 -> 1000.5.
+  const float want[8] = {0.0999755859375f, 2.f, -0.333251953125f, 4.f, 0.333251953125f, 0.0999755859375f, 1000.5f, 7.f};
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(yv[i], want[i]) << i;
+  rknn_outputs_release(ctx.ctx, 1, &out);
+}
+
 TEST(CApiLifecycle, InitFromPathAndQueries) {
   std::vector<uint8_t> bytes = make_model(orknn::FloatPrecision::kFp16);
   std::string path = testing::TempDir() + "/lifecycle_model.rknn";

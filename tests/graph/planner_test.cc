@@ -113,5 +113,40 @@ TEST(Planner, ConstantsAreNotInTheArena) {
   EXPECT_EQ(p.arena_size, 128u);
 }
 
+// A view (Reshape, Flatten, ...) shares its input's bytes, and that slot stays alive while either
+// is: in -Relu-> a -Reshape-> b -Relu-> c -Relu-> d -Relu-> e, b also read by the last node.
+// A view of a graph input gets its own bytes.
+TEST(Planner, ViewsShareTheirInputsBytes) {
+  Graph g;
+  const int in = g.add_tensor("in", {1000}, DType::kF32);
+  g.inputs.push_back(GraphInput{in, {}, {}});
+  auto add = [&](OpId op, std::vector<int> inputs, const Shape& shape) {
+    Node n;
+    n.op = op;
+    n.inputs = std::move(inputs);
+    n.outputs = {g.add_tensor("t" + std::to_string(g.nodes.size()), shape, DType::kF32)};
+    g.nodes.push_back(n);
+    return n.outputs[0];
+  };
+  const int a = add(OpId::Relu, {in}, {1000});
+  const int b = add(OpId::Reshape, {a}, {10, 100});
+  const int c = add(OpId::Relu, {b}, {10, 100});
+  const int d = add(OpId::Relu, {c}, {10, 100});
+  const int e = add(OpId::Add, {d, b}, {10, 100});
+  const int r = add(OpId::Flatten, {in}, {1000});
+  g.outputs = {e, r};
+  EXPECT_TRUE(reshapes_in_place(g, g.nodes[1]));
+  EXPECT_FALSE(reshapes_in_place(g, g.nodes[5]));  // of the graph input
+  const ArenaPlan p = plan_arena(g);
+  auto off = [&](int t) { return p.offset[static_cast<size_t>(t)]; };
+  EXPECT_EQ(off(a), off(b));
+  // a/b's slot is alive from node 0 to node 4: no tensor alive meanwhile shares it (r, made at
+  // node 5, may).
+  for (int other : {in, c, d, e}) EXPECT_NE(off(a), off(other)) << other;
+  EXPECT_NE(off(r), off(in));
+  // in, a/b, c, d (or e, which may take c's slot), r: five 4032-byte slots at most.
+  EXPECT_LE(p.arena_size, 5 * 4032u);
+}
+
 }  // namespace
 }  // namespace orknn

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -86,11 +87,45 @@ TEST(BlockedLayout, MobilenetV3SmallBitIdenticalToNchw) {
   expect_blocked_matches_nchw("mobilenet_v3_small", 20);
 }
 
+// Fire modules: the expand convolutions' outputs and their channel Concat stay nChw16c, so
+// every layer but the classifier (1000 channels) runs blocked.
+TEST(BlockedLayout, Squeezenet11ConcatsBlocked) {
+  if (!has_avx512()) GTEST_SKIP() << "CPU without AVX-512";
+  ConvertOptions opts;
+  expect_model_blocked_matches_nchw("squeezenet1_1", opts, "nChw16c", 30,
+                                    [](const std::string& blocked, const std::string&) {
+                                      size_t concats = 0;
+                                      std::istringstream lines(blocked);
+                                      for (std::string line; std::getline(lines, line);)
+                                        if (line.find("Concat") != std::string::npos)
+                                          concats += count_words(line, "nChw16c");
+                                      EXPECT_EQ(concats, 8u) << blocked;
+                                    });
+}
+
 // INT8 (the QDQ models, converted with their own parameters): NHWC between the oneDNN
 // convolutions, residual Adds, Relu tables, MaxPool and the global pooling.
 TEST(BlockedLayout, Int8Resnet18BitIdenticalToNchw) {
   if (!has_avx512()) GTEST_SKIP() << "CPU without AVX-512";
   expect_model_blocked_matches_nchw("resnet18_qdq", ConvertOptions(), "nhwc", 25);
+}
+
+// INT8, calibrated here: the Fire modules' Concats run NHWC (a pixel's channels interleaved from
+// both expand convolutions, requantized where their parameters differ).
+TEST(BlockedLayout, Int8Squeezenet11ConcatsNhwc) {
+  if (!has_avx512()) GTEST_SKIP() << "CPU without AVX-512";
+  ConvertOptions opts;
+  opts.quant.enabled = true;
+  opts.quant.dataset = models_dir() + "/calib/torchvision.txt";
+  expect_model_blocked_matches_nchw("squeezenet1_1", opts, "nhwc", 30,
+                                    [](const std::string& blocked, const std::string&) {
+                                      size_t concats = 0;
+                                      std::istringstream lines(blocked);
+                                      for (std::string line; std::getline(lines, line);)
+                                        if (line.find("Concat") != std::string::npos)
+                                          concats += count_words(line, "nhwc");
+                                      EXPECT_EQ(concats, 8u) << blocked;
+                                    });
 }
 
 // With VNNI every layer but the first convolution and the classifier runs NHWC, on the

@@ -41,6 +41,24 @@ TEST(QuantConcatRef, EqualParamsAreCopied) {
   expect_q8_out(run_q(OpId::Concat, A().i("axis", -2), {b, a}, kQ), {1, 3, 2}, {127, 0, 1, -2, 3, -128}, kQ);
 }
 
+// INT8 Concat on the channel axis of 4-D activations also runs NHWC (a pixel's channels are
+// consecutive): copied and requantized inputs, odd channel counts, equal to the NCHW run.
+TEST(QuantConcatRef, NhwcChannelsMatchNchw) {
+  std::vector<int8_t> va(2 * 3 * 4 * 5), vb(2 * 5 * 4 * 5);
+  for (size_t i = 0; i < va.size(); ++i) va[i] = static_cast<int8_t>(i * 37 % 256 - 128);
+  for (size_t i = 0; i < vb.size(); ++i) vb[i] = static_cast<int8_t>(i * 53 % 256 - 128);
+  const QuantParams qb = qp(0.3f, 7);
+  const std::vector<TensorData> ins = {q8({2, 3, 4, 5}, va, kQ), q8({2, 5, 4, 5}, vb, qb)};
+  const OpResult nchw = run_q(OpId::Concat, A().i("axis", 1), ins, kQ);
+  ASSERT_TRUE(nchw.status.ok()) << nchw.status.message();
+  int blocked = 0;
+  const OpResult nhwc = run_op_blocked(OpId::Concat, A().i("axis", 1), ins, "ref_int8", 1, &blocked, {kQ});
+  ASSERT_TRUE(nhwc.status.ok()) << nhwc.status.message();
+  EXPECT_EQ(blocked, 3);
+  EXPECT_EQ(out_i8(nhwc), out_i8(nchw));
+  EXPECT_NE(out_i8(nchw), std::vector<int8_t>(out_i8(nchw).size(), out_i8(nchw)[0]));
+}
+
 TEST(QuantConcatRef, DifferentParamsAreRequantized) {
   // Output has a's parameters: a is copied. b (s 0.25, zp -5): M = 0.25 / 0.5 = 0.5,
   // y = rne((b + 5) * 0.5) + 3:  -4 -> 0.5 -> 0 -> 3;  -2 -> 1.5 -> 2 -> 5;  0 -> 2.5 -> 2 -> 5;

@@ -46,6 +46,28 @@ TEST(ConcatRef, AxesAndInputs) {
   }
 }
 
+// On the channel axis of 4-D activations Concat also runs on nChw16c (every channel count a
+// multiple of 16): the blocked run, converted back, equals the NCHW one. Another axis, or a
+// constant input, keeps it NCHW.
+TEST(ConcatRef, BlockedChannelsMatchNchw) {
+  const std::vector<float> va = iota_f(2 * 16 * 3 * 5, 0.f), vb = iota_f(2 * 32 * 3 * 5, 10000.f);
+  const std::vector<TensorData> ins = {f32({2, 16, 3, 5}, va), f32({2, 32, 3, 5}, vb)};
+  const OpResult nchw = ref(OpId::Concat, A().i("axis", 1), ins);
+  ASSERT_OK(nchw.status);
+  int blocked = 0;
+  const OpResult b = run_op_blocked(OpId::Concat, A().i("axis", 1), ins, "ref", 1, &blocked);
+  ASSERT_OK(b.status);
+  EXPECT_EQ(blocked, 3);
+  EXPECT_EQ(b.outputs[0].as<float>(), nchw.outputs[0].as<float>());
+
+  const std::vector<TensorData> rows = {f32({2, 16, 3, 5}, va), f32({2, 16, 3, 5}, va)};
+  ASSERT_OK(run_op_blocked(OpId::Concat, A().i("axis", 2), rows, "ref", 1, &blocked).status);
+  EXPECT_EQ(blocked, 0);
+  const std::vector<TensorData> with_const = {f32({2, 16, 3, 5}, va), f32({2, 32, 3, 5}, vb, true)};
+  ASSERT_OK(run_op_blocked(OpId::Concat, A().i("axis", 1), with_const, "ref", 1, &blocked).status);
+  EXPECT_EQ(blocked, 0);
+}
+
 TEST(ConcatRef, ShapeVectorsAndEmptyInputs) {
   // Concat of int64 shape pieces, as in Reshape(x, Concat(Shape(x)[0:1], [-1])).
   OpResult r = ref(OpId::Concat, A().i("axis", 0), {i64c({1}, {8}), i64c({0}, {}), i64c({2}, {-1, 4})});

@@ -1,7 +1,8 @@
 // Reference kernels of the data movement ops: Concat Split Slice Transpose Expand Tile. Any
 // dtype: elements are moved by size. Quantized int8 nodes (docs/numerics.md) use the same byte
 // moves (the output keeps the input's parameters, checked at plan time), except Concat, which
-// requantizes each input whose parameters differ from the output's.
+// requantizes each input whose parameters differ from the output's. Concat also takes blocked
+// activations (concat_blocked_io).
 #include <cstring>
 
 #include "kernels/kernel.h"
@@ -20,30 +21,61 @@ void split_dims(const Shape& s, size_t axis, int64_t* outer, int64_t* inner) {
   for (size_t d = axis + 1; d < s.size(); ++d) *inner *= s[d];
 }
 
-void concat_kernel(const KernelContext& ctx) {
-  const Tensor& out = ctx.out_tensor(0);
-  const size_t axis = static_cast<size_t>(ctx.node->attrs.get_int("axis", 0));
-  const size_t es = dtype_size(out.dtype);
-  int64_t outer = 0, inner = 0;
-  split_dims(out.shape, axis, &outer, &inner);
-  const size_t out_row = static_cast<size_t>(out.shape[axis] * inner) * es;
-  uint8_t* dst = ctx.out<uint8_t>(0);
-  size_t offset = 0;
-  for (size_t i = 0; i < ctx.node->inputs.size(); ++i) {
-    const size_t row = static_cast<size_t>(ctx.in_tensor(i).shape[axis] * inner) * es;
-    const uint8_t* src = ctx.in<uint8_t>(i);
-    if (row) {
-      for (int64_t o = 0; o < outer; ++o)
-        std::memcpy(dst + static_cast<size_t>(o) * out_row + offset, src + static_cast<size_t>(o) * row, row);
-    }
-    offset += row;
-  }
+// Concat on the channel axis of 4-D activations also runs blocked (BlockedIo::kUniform: all
+// activations, hence no constant input). The copy is the same (outer, row) pattern: in nChw16c
+// (float, every channel count a multiple of 16) an input's channel blocks are one contiguous run
+// per image, as its channels are in NCHW; in NHWC (INT8) a pixel's channels are the run, so outer
+// = N * H * W and a row is the channel count.
+BlockedIo concat_blocked_io(const Graph& g, const Node& n) {
+  if (n.outputs.size() != 1 || n.outputs[0] < 0 || g.tensor(n.outputs[0]).shape.size() != 4) return BlockedIo::kNone;
+  if (n.attrs.get_int("axis", 0) != 1) return BlockedIo::kNone;
+  for (int t : n.inputs)
+    if (t < 0 || g.tensor(t).is_const()) return BlockedIo::kNone;
+  return BlockedIo::kUniform;
 }
+
+// Concat's copy geometry: `outer` runs, each input contributing shape[axis] * inner elements.
+void concat_dims(const KernelContext& ctx, size_t axis, int64_t* outer, int64_t* inner) {
+  const Tensor& out = ctx.out_tensor(0);
+  if (ctx.output_blocked(0) && out.dtype == DType::kI8) {  // NHWC
+    *outer = out.shape[0] * out.shape[2] * out.shape[3];
+    *inner = 1;
+    return;
+  }
+  split_dims(out.shape, axis, outer, inner);
+}
+
+class ConcatKernel : public Kernel {
+ public:
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override { return concat_blocked_io(g, n); }
+
+  void run(const KernelContext& ctx) override {
+    const Tensor& out = ctx.out_tensor(0);
+    const size_t axis = static_cast<size_t>(ctx.node->attrs.get_int("axis", 0));
+    const size_t es = dtype_size(out.dtype);
+    int64_t outer = 0, inner = 0;
+    concat_dims(ctx, axis, &outer, &inner);
+    const size_t out_row = static_cast<size_t>(out.shape[axis] * inner) * es;
+    uint8_t* dst = ctx.out<uint8_t>(0);
+    size_t offset = 0;
+    for (size_t i = 0; i < ctx.node->inputs.size(); ++i) {
+      const size_t row = static_cast<size_t>(ctx.in_tensor(i).shape[axis] * inner) * es;
+      const uint8_t* src = ctx.in<uint8_t>(i);
+      if (row) {
+        for (int64_t o = 0; o < outer; ++o)
+          std::memcpy(dst + static_cast<size_t>(o) * out_row + offset, src + static_cast<size_t>(o) * row, row);
+      }
+      offset += row;
+    }
+  }
+};
 
 // Quantized Concat: an input with the output's parameters is copied, another one requantized,
 // y = sat8(rne(float(x - zp_x) * M) + zp_y) with M = s_x / s_y.
 class ConcatQ8 : public Kernel {
  public:
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override { return concat_blocked_io(g, n); }
+
   Status prepare(const KernelContext& ctx) override {
     const Graph& g = *ctx.graph;
     const Node& n = *ctx.node;
@@ -53,7 +85,7 @@ class ConcatQ8 : public Kernel {
     zp_y_ = qy.zp;
     axis_ = static_cast<size_t>(n.attrs.get_int("axis", 0));
     int64_t outer = 0, inner = 0;
-    split_dims(out.shape, axis_, &outer, &inner);
+    concat_dims(ctx, axis_, &outer, &inner);
     outer_ = outer;
     out_row_ = out.shape[axis_] * inner;
     inputs_.clear();
@@ -205,7 +237,7 @@ class TileKernel : public CopyLoopKernel {
 
 }  // namespace
 
-ORKNN_REGISTER_REF_KERNEL(Concat, concat_kernel);
+ORKNN_REGISTER_KERNEL(Concat, "ref", 0, nullptr, ConcatKernel);
 ORKNN_REGISTER_REF_KERNEL(Split, split_kernel);
 ORKNN_REGISTER_KERNEL(Slice, "ref", 0, nullptr, SliceKernel);
 ORKNN_REGISTER_KERNEL(Transpose, "ref", 0, nullptr, TransposeKernel);
