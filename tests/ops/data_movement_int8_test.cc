@@ -59,6 +59,24 @@ TEST(QuantConcatRef, NhwcChannelsMatchNchw) {
   EXPECT_NE(out_i8(nchw), std::vector<int8_t>(out_i8(nchw).size(), out_i8(nchw)[0]));
 }
 
+// Large enough to be split over two threads (copy_threads): copied and requantized pieces, ranges
+// starting inside a piece; the one-thread bytes.
+TEST(QuantConcatRef, TwoThreadsEqualOne) {
+  std::vector<int8_t> va(1 * 40 * 32 * 33), vb(1 * 24 * 32 * 33);  // periods 251 and 241: no equal rows
+  for (size_t i = 0; i < va.size(); ++i) va[i] = static_cast<int8_t>(i * 37 % 251 - 128);
+  for (size_t i = 0; i < vb.size(); ++i) vb[i] = static_cast<int8_t>(i * 53 % 241 - 128);
+  const std::vector<TensorData> ins = {q8({1, 40, 32, 33}, va, kQ), q8({1, 24, 32, 33}, vb, qp(0.3f, 7))};
+  for (int64_t axis : {1, 3}) {
+    const OpResult one = run_op(OpId::Concat, A().i("axis", axis), axis == 1 ? ins : std::vector<TensorData>{ins[0], ins[0]},
+                                1, "ref", 1, {kQ});
+    const OpResult two = run_op(OpId::Concat, A().i("axis", axis), axis == 1 ? ins : std::vector<TensorData>{ins[0], ins[0]},
+                                1, "ref", 2, {kQ});
+    ASSERT_TRUE(one.status.ok()) << one.status.message();
+    ASSERT_TRUE(two.status.ok()) << two.status.message();
+    EXPECT_EQ(out_i8(two), out_i8(one)) << "axis " << axis;
+  }
+}
+
 TEST(QuantConcatRef, DifferentParamsAreRequantized) {
   // Output has a's parameters: a is copied. b (s 0.25, zp -5): M = 0.25 / 0.5 = 0.5,
   // y = rne((b + 5) * 0.5) + 3:  -4 -> 0.5 -> 0 -> 3;  -2 -> 1.5 -> 2 -> 5;  0 -> 2.5 -> 2 -> 5;

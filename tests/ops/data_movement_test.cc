@@ -407,5 +407,39 @@ TEST(TileRef, Repeats) {
   EXPECT_FALSE(ref(OpId::Tile, A(), {i64({2}, {5, 6}), i64c({1}, {-1})}).status.ok());
 }
 
+// ---- Threads ----
+
+// Copies of 16 KB and more are split over the threads (copy_threads): contiguous element ranges
+// that may start and end inside a row, a Concat piece or a strided run. Two threads must give the
+// one-thread bytes (tested against naive formulas above).
+TEST(DataMovementThreads, TwoThreadsEqualOne) {
+  struct Case {
+    const char* label;
+    OpId op;
+    Attrs attrs;
+    std::vector<TensorData> inputs;
+  };
+  auto data = [](const Shape& s, float from) { return f32(s, iota_f(static_cast<size_t>(shape_numel(s)), from)); };
+  const std::vector<Case> cases = {
+      {"concat channels", OpId::Concat, A().i("axis", 1), {data({1, 58, 28, 28}, 0.f), data({1, 60, 28, 28}, 1e6f)}},
+      {"concat rows", OpId::Concat, A().i("axis", 3), {data({2, 3, 40, 17}, 0.f), data({2, 3, 40, 23}, 1e6f),
+                                                       data({2, 3, 40, 1}, 2e6f)}},
+      {"transpose shuffle", OpId::Transpose, A().ints("perm", {0, 2, 1, 3, 4}), {data({1, 2, 58, 28, 28}, 0.f)}},
+      {"transpose nhwc", OpId::Transpose, A().ints("perm", {0, 2, 3, 1}), {data({1, 24, 30, 31}, 0.f)}},
+      {"slice channels", OpId::Slice, A(), {data({1, 116, 28, 28}, 0.f), i64c({1}, {58}), i64c({1}, {116}), i64c({1}, {1})}},
+      {"slice strided", OpId::Slice, A(), {data({1, 8, 64, 64}, 0.f), i64c({2}, {1, 1}), i64c({2}, {63, 64}),
+                                           i64c({2}, {2, 3}), i64c({2}, {1, 2})}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.label);
+    const OpResult one = run_op(c.op, c.attrs, c.inputs, 1, "ref", 1);
+    const OpResult two = run_op(c.op, c.attrs, c.inputs, 1, "ref", 2);
+    ASSERT_OK(one.status);
+    ASSERT_OK(two.status);
+    ASSERT_GE(one.outputs[0].bytes.size(), size_t{32} << 10);
+    EXPECT_EQ(two.outputs[0].bytes, one.outputs[0].bytes);
+  }
+}
+
 }  // namespace
 }  // namespace orknn::test

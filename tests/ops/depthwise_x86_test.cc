@@ -349,12 +349,15 @@ TEST(DepthwiseX86F32, DeclinedNodesFallBack) {
 }
 
 // Without the test override, narrow outputs (14, 7: the small late layers) stay on oneDNN and
-// wide ones (28 and more) take the depthwise kernel.
+// wide ones (28 and more) take the depthwise kernel; so do narrow ones whose channel count is
+// not a multiple of 16 (oneDNN would pad them).
 TEST(DepthwiseX86Selection, NarrowPlanesStayOnOnednnByDefault) {
   REQUIRE_DW_KERNEL(kF32Kernel);
   x86_depthwise_set_min_output_width(0);  // the default, inside this test
-  DwCase narrow{1, 8, 14, 14, 3, 3, 1, 1, {1, 1, 1, 1}, 1, 1, true, {"Clip", 0.f, 6.f}};
+  DwCase narrow{1, 16, 14, 14, 3, 3, 1, 1, {1, 1, 1, 1}, 1, 1, true, {"Clip", 0.f, 6.f}};
   check_f32(narrow, 61, nullptr);
+  DwCase narrow_odd{1, 12, 14, 14, 3, 3, 1, 1, {1, 1, 1, 1}, 1, 1, true, {"Clip", 0.f, 6.f}};
+  check_f32(narrow_odd, 64, kF32Kernel);
   DwCase wide{1, 8, 28, 28, 3, 3, 1, 1, {1, 1, 1, 1}, 1, 1, true, {"Clip", 0.f, 6.f}};
   check_f32(wide, 62, kF32Kernel);
   DwCase wide_s2{1, 8, 56, 56, 5, 5, 2, 2, {1, 1, 2, 2}, 1, 1, true, {"", 0.f, 0.f}};

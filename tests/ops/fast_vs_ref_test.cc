@@ -663,6 +663,39 @@ TEST(GlobalPoolFastVsRef, X86AverageF32BitIdentical) {
   }
 }
 
+// ReduceMean over H and W (keepdims 1 or 0) runs on the same kernel: bytes equal to the reference
+// GlobalAveragePool's, and within float rounding of the reference ReduceMean (which sums in
+// double). Other axes stay on the reference.
+TEST(GlobalPoolFastVsRef, X86SpatialReduceMean) {
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  for (const Shape& x : {Shape{1, 1024, 7, 7}, Shape{2, 33, 13, 17}}) {
+    SCOPED_TRACE(shape_str(x));
+    std::vector<TensorData> in{TensorData::f32(x, test::random_floats(static_cast<size_t>(shape_numel(x)), 90))};
+    OpResult gap = test::run_op(OpId::GlobalAveragePool, Attrs(), in, 1, "ref");
+    ASSERT_TRUE(gap.status.ok()) << gap.status.message();
+    for (int64_t keep : {1, 0}) {
+      Attrs a;
+      a.set_ints("axes", {2, 3});
+      a.set_int("keepdims", keep);
+      OpResult want = test::run_op(OpId::ReduceMean, a, in, 1, "ref");
+      ASSERT_TRUE(want.status.ok()) << want.status.message();
+      for (int threads : {1, 2}) {
+        OpResult got = test::run_op(OpId::ReduceMean, a, in, 1, "", threads);
+        ASSERT_TRUE(got.status.ok()) << got.status.message();
+        EXPECT_EQ(got.kernel_name, "x86_gap_f32");
+        EXPECT_EQ(got.outputs[0].shape, want.outputs[0].shape);
+        EXPECT_EQ(got.outputs[0].bytes, gap.outputs[0].bytes);
+        EXPECT_LE(test::max_abs_diff(got.outputs[0].as<float>(), want.outputs[0].as<float>()), 1e-6f);
+      }
+    }
+    Attrs channels;
+    channels.set_ints("axes", {1});
+    OpResult other = test::run_op(OpId::ReduceMean, channels, in, 1, "");
+    ASSERT_TRUE(other.status.ok()) << other.status.message();
+    EXPECT_NE(other.kernel_name, "x86_gap_f32");
+  }
+}
+
 // ----------------------------------------------------------------- ConvTranspose 2x2 stride 2
 
 // The hand-written 2x2 stride-2 deconvolution (kernels/x86/deconv2x2_avx512.cc): channel counts

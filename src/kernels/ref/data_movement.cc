@@ -3,9 +3,11 @@
 // moves (the output keeps the input's parameters, checked at plan time), except Concat, which
 // requantizes each input whose parameters differ from the output's. Concat also takes blocked
 // activations (concat_blocked_io).
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/kernel.h"
+#include "kernels/parallel.h"
 #include "kernels/quant_util.h"
 #include "kernels/ref/quant_passthrough.h"
 #include "kernels/ref/strided_loop.h"
@@ -45,29 +47,57 @@ void concat_dims(const KernelContext& ctx, size_t axis, int64_t* outer, int64_t*
   split_dims(out.shape, axis, outer, inner);
 }
 
+// The output is the pieces (o, i), input i's row o, one after another in (o, i) order (rows[i]:
+// input i's row length). Calls piece(i, x, y, n) for the part of each piece inside output elements
+// [begin, end): n elements from input i's element x to output element y.
+template <class Piece>
+void concat_pieces(const std::vector<int64_t>& rows, int64_t out_row, int64_t begin, int64_t end, Piece&& piece) {
+  for (int64_t o = begin / out_row, at = o * out_row; at < end; ++o) {
+    for (size_t i = 0; i < rows.size() && at < end; at += rows[i++]) {
+      const int64_t first = std::max(begin, at), last = std::min(end, at + rows[i]);
+      if (first < last) piece(i, o * rows[i] + first - at, first, last - first);
+    }
+  }
+}
+
+// Concat's work split over threads: contiguous ranges of whole 64-byte pieces of the output
+// (copy_threads).
+template <class Range>
+void concat_parallel(int64_t count, size_t elem_size, int threads, Range&& range) {
+  parallel_ranges(count, copy_threads(static_cast<size_t>(count) * elem_size, threads),
+                  [&](int64_t b, int64_t e, int) { range(b, e); }, static_cast<int64_t>(64 / elem_size));
+}
+
 class ConcatKernel : public Kernel {
  public:
   BlockedIo blocked_io(const Graph& g, const Node& n) const override { return concat_blocked_io(g, n); }
 
-  void run(const KernelContext& ctx) override {
-    const Tensor& out = ctx.out_tensor(0);
+  Status prepare(const KernelContext& ctx) override {
     const size_t axis = static_cast<size_t>(ctx.node->attrs.get_int("axis", 0));
-    const size_t es = dtype_size(out.dtype);
     int64_t outer = 0, inner = 0;
     concat_dims(ctx, axis, &outer, &inner);
-    const size_t out_row = static_cast<size_t>(out.shape[axis] * inner) * es;
-    uint8_t* dst = ctx.out<uint8_t>(0);
-    size_t offset = 0;
-    for (size_t i = 0; i < ctx.node->inputs.size(); ++i) {
-      const size_t row = static_cast<size_t>(ctx.in_tensor(i).shape[axis] * inner) * es;
-      const uint8_t* src = ctx.in<uint8_t>(i);
-      if (row) {
-        for (int64_t o = 0; o < outer; ++o)
-          std::memcpy(dst + static_cast<size_t>(o) * out_row + offset, src + static_cast<size_t>(o) * row, row);
-      }
-      offset += row;
-    }
+    rows_.clear();
+    for (size_t i = 0; i < ctx.node->inputs.size(); ++i) rows_.push_back(ctx.in_tensor(i).shape[axis] * inner);
+    out_row_ = ctx.out_tensor(0).shape[axis] * inner;
+    count_ = outer * out_row_;
+    return Status::Ok();
   }
+
+  void run(const KernelContext& ctx) override {
+    if (count_ == 0) return;
+    const size_t es = dtype_size(ctx.out_tensor(0).dtype);
+    uint8_t* dst = ctx.out<uint8_t>(0);
+    concat_parallel(count_, es, ctx.num_threads, [&](int64_t b, int64_t e) {
+      concat_pieces(rows_, out_row_, b, e, [&](size_t i, int64_t x, int64_t y, int64_t n) {
+        std::memcpy(dst + static_cast<size_t>(y) * es, ctx.in<uint8_t>(i) + static_cast<size_t>(x) * es,
+                    static_cast<size_t>(n) * es);
+      });
+    });
+  }
+
+ private:
+  std::vector<int64_t> rows_;
+  int64_t out_row_ = 0, count_ = 0;
 };
 
 // Quantized Concat: an input with the output's parameters is copied, another one requantized,
@@ -83,55 +113,53 @@ class ConcatQ8 : public Kernel {
     const Tensor& out = ctx.out_tensor(0);
     const QuantScalar qy = per_tensor(out);
     zp_y_ = qy.zp;
-    axis_ = static_cast<size_t>(n.attrs.get_int("axis", 0));
+    const size_t axis = static_cast<size_t>(n.attrs.get_int("axis", 0));
     int64_t outer = 0, inner = 0;
-    concat_dims(ctx, axis_, &outer, &inner);
-    outer_ = outer;
-    out_row_ = out.shape[axis_] * inner;
+    concat_dims(ctx, axis, &outer, &inner);
+    out_row_ = out.shape[axis] * inner;
+    count_ = outer * out_row_;
     inputs_.clear();
+    rows_.clear();
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       ORKNN_RETURN_IF_ERROR(check_q8_input(g, n, i));
       const Tensor& t = ctx.in_tensor(i);
       const QuantScalar qx = per_tensor(t);
       Input in;
-      in.row = t.shape[axis_] * inner;
       in.copy = same_quant(t.quant, out.quant);
       in.zp = qx.zp;
       in.multiplier = qx.scale / qy.scale;
       inputs_.push_back(in);
+      rows_.push_back(t.shape[axis] * inner);
     }
     return Status::Ok();
   }
 
   void run(const KernelContext& ctx) override {
+    if (count_ == 0) return;
     int8_t* dst = ctx.out<int8_t>(0);
-    int64_t offset = 0;
-    for (size_t i = 0; i < inputs_.size(); ++i) {
-      const Input& in = inputs_[i];
-      const int8_t* src = ctx.in<int8_t>(i);
-      for (int64_t o = 0; o < outer_ && in.row > 0; ++o) {
-        int8_t* d = dst + o * out_row_ + offset;
-        const int8_t* s = src + o * in.row;
+    concat_parallel(count_, 1, ctx.num_threads, [&](int64_t b, int64_t e) {
+      concat_pieces(rows_, out_row_, b, e, [&](size_t i, int64_t x, int64_t y, int64_t n) {
+        const Input& in = inputs_[i];
+        const int8_t* s = ctx.in<int8_t>(i) + x;
+        int8_t* d = dst + y;
         if (in.copy) {
-          std::memcpy(d, s, static_cast<size_t>(in.row));
+          std::memcpy(d, s, static_cast<size_t>(n));
         } else {
-          for (int64_t k = 0; k < in.row; ++k) d[k] = requantize(s[k] - in.zp, in.multiplier, zp_y_);
+          for (int64_t k = 0; k < n; ++k) d[k] = requantize(s[k] - in.zp, in.multiplier, zp_y_);
         }
-      }
-      offset += in.row;
-    }
+      });
+    });
   }
 
  private:
   struct Input {
-    int64_t row = 0;  // elements per outer index
     bool copy = true;
     int32_t zp = 0;
     float multiplier = 1.f;
   };
   std::vector<Input> inputs_;
-  size_t axis_ = 0;
-  int64_t outer_ = 0, out_row_ = 0;
+  std::vector<int64_t> rows_;  // per input: elements per outer index
+  int64_t out_row_ = 0, count_ = 0;
   int32_t zp_y_ = 0;
 };
 
@@ -160,7 +188,7 @@ void split_kernel(const KernelContext& ctx) {
 class CopyLoopKernel : public Kernel {
  public:
   void run(const KernelContext& ctx) override {
-    strided_copy(loop_, ctx.outputs[0], ctx.inputs[0], dtype_size(ctx.in_tensor(0).dtype));
+    strided_copy(loop_, ctx.outputs[0], ctx.inputs[0], dtype_size(ctx.in_tensor(0).dtype), ctx.num_threads);
   }
 
  protected:

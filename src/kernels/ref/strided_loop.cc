@@ -1,6 +1,9 @@
 #include "kernels/ref/strided_loop.h"
 
+#include <algorithm>
 #include <cassert>
+
+#include "kernels/parallel.h"
 
 namespace orknn {
 
@@ -69,31 +72,46 @@ std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
 }
 
 namespace {
+// Elements [begin, end) of the loop's order (outer run, then position in it).
 template <typename T>
-void copy_typed(const StridedLoop& loop, T* dst, const T* src) {
-  loop.run([&](const int64_t* off, const int64_t* st, int64_t n) {
-    T* o = dst + off[0];
-    const T* s = src + off[1];
+void copy_typed(const StridedLoop& loop, T* dst, const T* src, int64_t begin, int64_t end) {
+  const int64_t inner = loop.inner();
+  int64_t o = begin / inner;
+  loop.run_range([&](const int64_t* off, const int64_t* st, int64_t n) {
+    const int64_t first = std::max<int64_t>(begin - o * n, 0), last = std::min<int64_t>(end - o * n, n);
+    ++o;
+    T* d = dst + off[0] + first * st[0];
+    const T* s = src + off[1] + first * st[1];
     const int64_t so = st[0], ss = st[1];
+    n = last - first;
     if (so == 1 && ss == 1) {
-      std::memcpy(o, s, static_cast<size_t>(n) * sizeof(T));
+      std::memcpy(d, s, static_cast<size_t>(n) * sizeof(T));
     } else if (so == 1 && ss == 0) {
-      for (int64_t i = 0; i < n; ++i) o[i] = s[0];
+      for (int64_t i = 0; i < n; ++i) d[i] = s[0];
     } else {
-      for (int64_t i = 0; i < n; ++i) o[i * so] = s[i * ss];
+      for (int64_t i = 0; i < n; ++i) d[i * so] = s[i * ss];
     }
-  });
+  }, begin / inner, (end + inner - 1) / inner);
 }
 }  // namespace
 
-void strided_copy(const StridedLoop& loop, void* dst, const void* src, size_t elem_size) {
-  switch (elem_size) {
-    case 1: copy_typed(loop, static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src)); break;
-    case 2: copy_typed(loop, static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(src)); break;
-    case 4: copy_typed(loop, static_cast<uint32_t*>(dst), static_cast<const uint32_t*>(src)); break;
-    case 8: copy_typed(loop, static_cast<uint64_t*>(dst), static_cast<const uint64_t*>(src)); break;
-    default: break;
-  }
+int copy_threads(size_t bytes, int threads) {
+  return threads_for(static_cast<int64_t>(bytes), int64_t{16} << 10, threads);
+}
+
+void strided_copy(const StridedLoop& loop, void* dst, const void* src, size_t elem_size, int threads) {
+  const int64_t count = loop.outer() * loop.inner();
+  if (count == 0) return;
+  // Parts of whole 64-byte pieces of a dense destination.
+  parallel_ranges(count, copy_threads(static_cast<size_t>(count) * elem_size, threads), [&](int64_t b, int64_t e, int) {
+    switch (elem_size) {
+      case 1: copy_typed(loop, static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), b, e); break;
+      case 2: copy_typed(loop, static_cast<uint16_t*>(dst), static_cast<const uint16_t*>(src), b, e); break;
+      case 4: copy_typed(loop, static_cast<uint32_t*>(dst), static_cast<const uint32_t*>(src), b, e); break;
+      case 8: copy_typed(loop, static_cast<uint64_t*>(dst), static_cast<const uint64_t*>(src), b, e); break;
+      default: break;
+    }
+  }, static_cast<int64_t>(64 / std::max<size_t>(1, elem_size)));
 }
 
 }  // namespace orknn

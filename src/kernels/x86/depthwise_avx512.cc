@@ -3,7 +3,8 @@
 //
 // Handles: 2-D Conv with group == C_in == C_out (channel multiplier 1), kernel 3x3, 3x5, 5x3 or
 // 5x5, strides 1 or 2 per axis, any non-negative pads, dilation 1, constant weights (and bias),
-// output width >= 24 (narrower planes are faster on oneDNN: see g_min_output_width).
+// output width >= 24 (narrower planes are faster on oneDNN: see g_min_output_width) or, float,
+// a channel count that is not a multiple of 16.
 // Float: fused activation none/Relu/Clip/LeakyRelu/HardSwish/HardSigmoid (Sigmoid stays on
 // oneDNN). INT8: the quantized forms the reference accepts (fused none/Relu/Clip).
 //
@@ -520,7 +521,10 @@ bool supports_dw_f32(const Graph& g, const Node& n) {
   const float* wp = w->const_ptr<float>();
   for (int64_t i = 0, count = w->numel(); i < count; ++i)
     if (!std::isfinite(wp[i])) return false;
-  return wide_enough(g, n);
+  // A channel count that is not a multiple of 16 never runs blocked, and oneDNN then pads it to
+  // nChw16c with a reorder either side: the kernel wins at every width there (shufflenet_v2's
+  // 116 channels at 14x14: 16-17 against 26-29 us at one thread, 14-16 against 38-40 at two).
+  return wide_enough(g, n) || geo.channels % kLanes != 0;
 }
 
 class DepthwiseF32 : public Kernel {

@@ -1,6 +1,6 @@
-// AVX-512 kernel of float GlobalAveragePool on 4-D tensors, "x86_gap_f32": the squeeze-and-
-// excitation blocks of efficientnet and mobilenet_v3, whose input a depthwise convolution has just
-// written. oneDNN's reduction ran them at ~12 GB/s (efficientnet_b0's 112x112x32 plane set, 1.6
+// AVX-512 kernel of float GlobalAveragePool (and ReduceMean over H, W) on 4-D tensors,
+// "x86_gap_f32": the squeeze-and-excitation blocks of efficientnet and mobilenet_v3, whose input a
+// depthwise convolution has just written. oneDNN's reduction ran them at ~12 GB/s (efficientnet_b0's 112x112x32 plane set, 1.6
 // MB: 104-156 us at one thread).
 //
 // Bit-identical to the reference (kernels/ref/pool.cc): each channel's float sum runs over the
@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "common/env.h"
 #include "kernels/kernel.h"
@@ -31,6 +32,12 @@ bool supports_gap_f32(const Graph& g, const Node& n) {
   if (n.inputs.size() != 1 || n.outputs.size() != 1 || n.inputs[0] < 0 || n.outputs[0] < 0) return false;
   const Tensor& x = g.tensor(n.inputs[0]);
   return x.shape.size() == 4 && x.numel() > 0 && is_f32(&x) && is_f32(&g.tensor(n.outputs[0]));
+}
+
+// ReduceMean over the spatial axes of a 4-D tensor (shufflenet_v2's head) is the same mean. The
+// reference ReduceMean sums in double, so there the kernel agrees within float rounding only.
+bool supports_spatial_mean_f32(const Graph& g, const Node& n) {
+  return supports_gap_f32(g, n) && n.attrs.get_ints("axes") == std::vector<int64_t>{2, 3};
 }
 
 // Below this many input floats per thread, waking another thread costs more than it saves.
@@ -120,5 +127,6 @@ class GlobalAveragePoolF32 : public Kernel {
 }  // namespace
 
 ORKNN_REGISTER_KERNEL(GlobalAveragePool, "x86_gap_f32", 20, supports_gap_f32, GlobalAveragePoolF32);
+ORKNN_REGISTER_KERNEL(ReduceMean, "x86_gap_f32", 20, supports_spatial_mean_f32, GlobalAveragePoolF32);
 
 }  // namespace orknn
