@@ -696,6 +696,46 @@ TEST(GlobalPoolFastVsRef, X86SpatialReduceMean) {
   }
 }
 
+// ------------------------------------------------------------------ float pointwise (NCHW)
+
+// The hand-written float 1x1 convolution (kernels/x86/pointwise_f32_avx512.cc): shufflenet_v2's
+// layers, channel counts around its 8-channel blocks, pixel counts around its 16-pixel vectors and
+// 48-pixel tiles, batch 2, with and without bias, every fused activation; and the nodes it
+// leaves to the other kernels (channel counts that run blocked, strides, a 3x3 window).
+TEST(PointwiseF32X86, MatchesReference) {
+  REQUIRE_REFERENCE(OpId::Conv);
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  std::vector<ConvCase> cases = {
+      {1, 58, 58, 1, {28, 28}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[1]},
+      {1, 116, 116, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[1]},
+      {1, 232, 232, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[0]},
+      {1, 24, 58, 1, {56, 56}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[1]},
+  };
+  int rot = 0;
+  for (int64_t c : {1, 9, 24})
+    for (int64_t oc : {1, 7, 9, 17})
+      for (int64_t pixels : {1, 15, 16, 17, 47, 48, 49, 97}) {
+        cases.push_back({pixels == 17 ? 2 : 1, c, oc, 1, {1, pixels}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0},
+                         (rot & 1) == 0, kActs[rot % kNumActs]});
+        ++rot;
+      }
+  for (const ConvCase& p : cases)
+    expect_fast_matches_ref(OpId::Conv, conv_attrs(p), conv_inputs(p, false, 80 + static_cast<uint32_t>(rot++)),
+                            "x86_pw_f32", conv_name(p));
+  const std::vector<ConvCase> others = {
+      {1, 16, 24, 1, {8, 8}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[0]},  // input blockable
+      {1, 24, 32, 1, {8, 8}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[0]},  // output blockable
+      {1, 24, 24, 1, {8, 8}, {1, 1}, {2, 2}, {1, 1}, {0, 0, 0, 0}, true, kActs[0]},  // stride 2
+      {1, 24, 24, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, kActs[0]},  // 3x3
+      {1, 24, 24, 2, {8, 8}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[0]},  // groups
+  };
+  for (const ConvCase& p : others) {
+    OpResult r = test::run_op(OpId::Conv, conv_attrs(p), conv_inputs(p, false, 99), 1, "");
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+    EXPECT_NE(r.kernel_name, "x86_pw_f32") << conv_name(p);
+  }
+}
+
 // ----------------------------------------------------------------- ConvTranspose 2x2 stride 2
 
 // The hand-written 2x2 stride-2 deconvolution (kernels/x86/deconv2x2_avx512.cc): channel counts
