@@ -700,8 +700,9 @@ TEST(GlobalPoolFastVsRef, X86SpatialReduceMean) {
 
 // The hand-written float 1x1 convolution (kernels/x86/pointwise_f32_avx512.cc): shufflenet_v2's
 // layers, channel counts around its 8-channel blocks, pixel counts around its 16-pixel vectors and
-// 48-pixel tiles, batch 2, with and without bias, every fused activation; and the nodes it
-// leaves to the other kernels (channel counts that run blocked, strides, a 3x3 window).
+// 48-pixel tiles, batch 2, with and without bias, every fused activation; one-pixel images; and
+// the nodes it leaves to the other kernels (channel counts that run blocked, strides, a 3x3
+// window).
 TEST(PointwiseF32X86, MatchesReference) {
   REQUIRE_REFERENCE(OpId::Conv);
   if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
@@ -719,9 +720,24 @@ TEST(PointwiseF32X86, MatchesReference) {
                          (rot & 1) == 0, kActs[rot % kNumActs]});
         ++rot;
       }
+  // One pixel (squeeze-and-excitation): any channel counts, output channels around the 64-channel
+  // blocks of that path.
+  for (const auto& co : std::vector<std::pair<int64_t, int64_t>>{{96, 4}, {4, 96}, {480, 20}, {1152, 48}, {48, 1152},
+                                                                 {24, 130}})
+    cases.push_back({co.first == 480 ? 2 : 1, co.first, co.second, 1, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0},
+                     co.first != 24, kActs[(rot++) % kNumActs]});
   for (const ConvCase& p : cases)
     expect_fast_matches_ref(OpId::Conv, conv_attrs(p), conv_inputs(p, false, 80 + static_cast<uint32_t>(rot++)),
                             "x86_pw_f32", conv_name(p));
+  // [N, C, 1, 1] is the same in nChw16c: the one-pixel path takes blocked activations.
+  const ConvCase se{1, 96, 32, 1, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[1]};
+  OpResult plain = test::run_op(OpId::Conv, conv_attrs(se), conv_inputs(se, false, 98), 1, "x86_pw_f32");
+  int n_blocked = 0;
+  OpResult blocked = test::run_op_blocked(OpId::Conv, conv_attrs(se), conv_inputs(se, false, 98), "x86_pw_f32", 1,
+                                          &n_blocked);
+  ASSERT_TRUE(plain.status.ok() && blocked.status.ok());
+  EXPECT_EQ(n_blocked, 2);
+  EXPECT_EQ(blocked.outputs[0].bytes, plain.outputs[0].bytes);
   const std::vector<ConvCase> others = {
       {1, 16, 24, 1, {8, 8}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[0]},  // input blockable
       {1, 24, 32, 1, {8, 8}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[0]},  // output blockable

@@ -1,7 +1,9 @@
 // AVX-512 float 1x1 convolution on NCHW activations, "x86_pw_f32": the pointwise layers whose
 // input and output channel counts are both not multiples of 16 (shufflenet_v2's 58, 116, 232),
-// which never run blocked (runtime/blocked_layout.h). oneDNN pads those to nChw16c with a reorder
-// either side and ran them at 50-70 GFLOPS at one thread (116 -> 116 at 14x14: 79 us).
+// which never run blocked (runtime/blocked_layout.h), and those on one-pixel images (the squeeze-
+// and-excitation blocks), whose bytes are the same in both layouts. oneDNN pads the former to
+// nChw16c with a reorder either side and ran them at 50-70 GFLOPS at one thread (116 -> 116 at
+// 14x14: 79 us); the latter, matrix-vector products of a few thousand weights, took 5-16 us each.
 //
 // In NCHW a 1x1 convolution is the matrix product Y[oc][p] = sum_c W[oc][c] X[c][p] over the p
 // pixels of an image, each X row (channel) contiguous. Register block: 8 output channels x 48
@@ -38,6 +40,7 @@ namespace {
 constexpr int64_t kRows = 8;     // output channels per register block
 constexpr int64_t kVectors = 3;  // 16-pixel vectors per register block
 constexpr int64_t kTile = 16 * kVectors;
+constexpr int64_t kGemvRows = 64;  // output channels per block of the one-pixel path
 // Below this many multiply-adds per thread, waking another thread costs more than it saves.
 constexpr int64_t kMinMacsPerThread = 256 * 1024;
 
@@ -49,24 +52,40 @@ bool supports_pw_f32(const Graph& g, const Node& n) {
   if (!is_f32(g.input(n, 0)) || !is_f32(g.input(n, 1)) || (b && !is_f32(b)) || !is_f32(&g.tensor(n.outputs[0])))
     return false;
   if (b && (!b->is_const() || b->numel() != geo.oc)) return false;
-  return geo.c % 16 != 0 && geo.oc % 16 != 0;
+  // Images of one pixel (the squeeze-and-excitation convolutions): any channel counts, blocked or
+  // not (PointwiseF32::blocked_io). Larger images: only where neither side can be blocked, as this
+  // kernel takes NCHW only there and would otherwise turn its neighbours NCHW too (measured on
+  // efficientnet_b0's 144 -> 24 projections: each faster alone, the network slower).
+  return geo.pixels == 1 || (geo.c % 16 != 0 && geo.oc % 16 != 0);
+}
+
+bool one_pixel(const Graph& g, const Node& n) {
+  PwGeometry geo;
+  return pw_geometry(g, n, &geo) && geo.pixels == 1;
 }
 
 class PointwiseF32 : public Kernel {
  public:
   bool rounds_fp16_outputs() const override { return true; }
+  // [N, C, 1, 1] has the same bytes in NCHW and nChw16c.
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override {
+    return one_pixel(g, n) ? BlockedIo::kEach : BlockedIo::kNone;
+  }
 
   Status prepare(const KernelContext& ctx) override {
     if (!pw_geometry(*ctx.graph, *ctx.node, &geo_) || geo_.strided())
       return ORKNN_ERR(kFail, "Conv '%s': not an unstrided 1x1 convolution this kernel handles", ctx.node->name.c_str());
     act_ = read_act_vec(ctx.node->attrs);
-    blocks_ = (geo_.oc + kRows - 1) / kRows;
+    // One pixel: a matrix-vector product, vectorised over the output channels instead (64 per
+    // block, as x86_gemv_f32), weights [block][c][64].
+    rows_ = geo_.pixels == 1 ? kGemvRows : kRows;
+    blocks_ = (geo_.oc + rows_ - 1) / rows_;
     const float* w = ctx.in<float>(1);
-    weights_.assign(static_cast<size_t>(blocks_ * geo_.c * kRows), 0.f);
+    weights_.assign(static_cast<size_t>(blocks_ * geo_.c * rows_), 0.f);
     for (int64_t o = 0; o < geo_.oc; ++o)
       for (int64_t c = 0; c < geo_.c; ++c)
-        weights_[static_cast<size_t>(((o / kRows) * geo_.c + c) * kRows + o % kRows)] = w[o * geo_.c + c];
-    bias_.assign(static_cast<size_t>(blocks_ * kRows), 0.f);
+        weights_[static_cast<size_t>(((o / rows_) * geo_.c + c) * rows_ + o % rows_)] = w[o * geo_.c + c];
+    bias_.assign(static_cast<size_t>(blocks_ * rows_), 0.f);
     if (ctx.has_input(2)) std::copy(ctx.in<float>(2), ctx.in<float>(2) + geo_.oc, bias_.begin());
     return Status::Ok();
   }
@@ -75,6 +94,13 @@ class PointwiseF32 : public Kernel {
     const float* x = ctx.in<float>(0);
     float* y = ctx.out<float>(0);
     const int nt = threads_for(geo_.batch * geo_.pixels * geo_.c * geo_.oc, kMinMacsPerThread, ctx.num_threads);
+    if (geo_.pixels == 1) {
+      parallel_ranges(blocks_, nt, [&](int64_t b0, int64_t b1, int) {
+        for (int64_t n = 0; n < geo_.batch; ++n)
+          for (int64_t b = b0; b < b1; ++b) gemv_block(x + n * geo_.c, y + n * geo_.oc, b, ctx.round_fp16);
+      });
+      return;
+    }
     parallel_ranges(blocks_, nt, [&](int64_t b0, int64_t b1, int) {
       for (int64_t n = 0; n < geo_.batch; ++n) {
         const float* xn = x + n * geo_.c * geo_.pixels;
@@ -133,11 +159,31 @@ class PointwiseF32 : public Kernel {
     }
   }
 
+  // One pixel: output channels [64 b, 64 b + 64) of one image, four 16-channel accumulators over
+  // the input channels in order.
+  __attribute__((target("avx512f"))) void gemv_block(const float* x, float* y, int64_t b, bool round) const {
+    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    const float* wb = weights_.data() + b * geo_.c * kGemvRows;
+    for (int64_t c = 0; c < geo_.c; ++c) {
+      const __m512 xv = _mm512_set1_ps(x[c]);
+      for (int v = 0; v < 4; ++v) acc[v] = _mm512_fmadd_ps(xv, _mm512_loadu_ps(wb + c * kGemvRows + 16 * v), acc[v]);
+    }
+    for (int v = 0; v < 4; ++v) {
+      const int64_t o = b * kGemvRows + 16 * v;
+      if (o >= geo_.oc) break;
+      const __mmask16 m = geo_.oc - o >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (geo_.oc - o)) - 1);
+      __m512 out = apply_act(_mm512_add_ps(acc[v], _mm512_loadu_ps(bias_.data() + o)), act_);
+      if (round) out = round_to_fp16_lanes(out);
+      _mm512_mask_storeu_ps(y + o, m, out);
+    }
+  }
+
   PwGeometry geo_;
   ActVec act_;
+  int64_t rows_ = kRows;  // output channels per block: kRows, or kGemvRows for one pixel
   int64_t blocks_ = 0;
-  std::vector<float> weights_;  // [block][c][kRows], zero rows past OC
-  std::vector<float> bias_;     // kRows * blocks_, zero past OC
+  std::vector<float> weights_;  // [block][c][rows_], zero rows past OC
+  std::vector<float> bias_;     // rows_ * blocks_, zero past OC
 };
 
 }  // namespace
