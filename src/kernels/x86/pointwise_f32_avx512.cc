@@ -41,6 +41,7 @@ constexpr int64_t kRows = 8;     // output channels per register block
 constexpr int64_t kVectors = 3;  // 16-pixel vectors per register block
 constexpr int64_t kTile = 16 * kVectors;
 constexpr int64_t kGemvRows = 64;  // output channels per block of the one-pixel path
+constexpr int64_t kMaxGemvWeights = 16384;  // see supports_pw_f32
 // Below this many multiply-adds per thread, waking another thread costs more than it saves.
 constexpr int64_t kMinMacsPerThread = 256 * 1024;
 
@@ -52,11 +53,14 @@ bool supports_pw_f32(const Graph& g, const Node& n) {
   if (!is_f32(g.input(n, 0)) || !is_f32(g.input(n, 1)) || (b && !is_f32(b)) || !is_f32(&g.tensor(n.outputs[0])))
     return false;
   if (b && (!b->is_const() || b->numel() != geo.oc)) return false;
-  // Images of one pixel (the squeeze-and-excitation convolutions): any channel counts, blocked or
-  // not (PointwiseF32::blocked_io). Larger images: only where neither side can be blocked, as this
-  // kernel takes NCHW only there and would otherwise turn its neighbours NCHW too (measured on
-  // efficientnet_b0's 144 -> 24 projections: each faster alone, the network slower).
-  return geo.pixels == 1 || (geo.c % 16 != 0 && geo.oc % 16 != 0);
+  // Images of one pixel (the squeeze-and-excitation convolutions), blocked or not
+  // (PointwiseF32::blocked_io), up to kMaxGemvWeights: larger ones stream their weights faster
+  // on oneDNN (efficientnet_b0's 1152 <-> 48: 12-13 against 15-21 us). Larger images: only where
+  // neither side can be blocked, as this kernel takes NCHW only there and would otherwise turn its
+  // neighbours NCHW too (efficientnet_b0's 144 -> 24 projections: each faster alone, the network
+  // slower; an nChw16c input transposed per tile instead ran them at 392 against 245 us).
+  if (geo.pixels == 1) return geo.c * geo.oc <= kMaxGemvWeights;
+  return geo.c % 16 != 0 && geo.oc % 16 != 0;
 }
 
 bool one_pixel(const Graph& g, const Node& n) {
