@@ -60,6 +60,15 @@ void expect_blocked_matches_nchw(const std::string& name, size_t min_blocked) {
   }
 }
 
+// Layers of the per-layer report whose line names `op` and whose output is in `layout`.
+size_t layers_in_layout(const std::string& perf, const char* op, const char* layout) {
+  size_t n = 0;
+  std::istringstream lines(perf);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find(op) != std::string::npos) n += count_words(line, layout);
+  return n;
+}
+
 bool has_avx512() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"); }
 
 // Pointwise and depthwise convolutions (oneDNN and the hand-written depthwise kernel), residual Adds.
@@ -94,12 +103,7 @@ TEST(BlockedLayout, Squeezenet11ConcatsBlocked) {
   ConvertOptions opts;
   expect_model_blocked_matches_nchw("squeezenet1_1", opts, "nChw16c", 30,
                                     [](const std::string& blocked, const std::string&) {
-                                      size_t concats = 0;
-                                      std::istringstream lines(blocked);
-                                      for (std::string line; std::getline(lines, line);)
-                                        if (line.find("Concat") != std::string::npos)
-                                          concats += count_words(line, "nChw16c");
-                                      EXPECT_EQ(concats, 8u) << blocked;
+                                      EXPECT_EQ(layers_in_layout(blocked, "Concat", "nChw16c"), 8u) << blocked;
                                     });
 }
 
@@ -119,12 +123,7 @@ TEST(BlockedLayout, Int8Squeezenet11ConcatsNhwc) {
   opts.quant.dataset = models_dir() + "/calib/torchvision.txt";
   expect_model_blocked_matches_nchw("squeezenet1_1", opts, "nhwc", 30,
                                     [](const std::string& blocked, const std::string&) {
-                                      size_t concats = 0;
-                                      std::istringstream lines(blocked);
-                                      for (std::string line; std::getline(lines, line);)
-                                        if (line.find("Concat") != std::string::npos)
-                                          concats += count_words(line, "nhwc");
-                                      EXPECT_EQ(concats, 8u) << blocked;
+                                      EXPECT_EQ(layers_in_layout(blocked, "Concat", "nhwc"), 8u) << blocked;
                                     });
 }
 
