@@ -77,6 +77,38 @@ TEST(QuantConcatRef, TwoThreadsEqualOne) {
   }
 }
 
+// The vectorised quantized Concat (kernels/x86/concat_int8_avx512.cc) against the reference, byte
+// for byte: every code of each input requantized with multipliers below and above 1 (saturating
+// ones), zero points at the extremes, rows around its 16-value vectors, NHWC, two threads.
+TEST(QuantConcatX86, BitExactWithReference) {
+  if (!__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512vl")) GTEST_SKIP() << "CPU without AVX-512BW/VL";
+  const QuantParams qy = qp(0.05f, -7);
+  const std::vector<QuantParams> others = {qp(0.05f, -7), qp(0.02f, 127), qp(0.3f, -128), qp(0.0123f, 5), qp(0.05f, 3)};
+  int ran = 0;
+  for (const Shape& s : std::vector<Shape>{{1, 3, 1, 1}, {1, 5, 7, 3}, {2, 16, 4, 9}, {1, 33, 32, 32}})
+    for (size_t k = 0; k < others.size(); ++k) {
+      std::vector<int8_t> va(static_cast<size_t>(shape_numel(s))), vb(va.size());
+      for (size_t i = 0; i < va.size(); ++i) va[i] = static_cast<int8_t>(i * 37 % 251 - 128 + (i % 7 == 0 ? 3 : 0));
+      for (size_t i = 0; i < vb.size(); ++i) vb[i] = static_cast<int8_t>(i % 256 - 128);  // every code
+      const std::vector<TensorData> ins = {q8(s, va, others[k]), q8(s, vb, others[(k + 2) % others.size()])};
+      const OpResult want = run_q(OpId::Concat, A().i("axis", 1), ins, qy);
+      ASSERT_TRUE(want.status.ok()) << want.status.message();
+      for (int threads : {1, 2}) {
+        const OpResult got = run_op(OpId::Concat, A().i("axis", 1), ins, 1, "avx512_int8", threads, {qy});
+        ASSERT_TRUE(got.status.ok()) << got.status.message();
+        EXPECT_EQ(got.kernel_name, "avx512_int8");
+        EXPECT_EQ(out_i8(got), out_i8(want)) << shape_str(s) << " params " << k << ", " << threads << " threads";
+        int blocked = 0;
+        const OpResult nhwc = run_op_blocked(OpId::Concat, A().i("axis", 1), ins, "avx512_int8", threads, &blocked, {qy});
+        ASSERT_TRUE(nhwc.status.ok()) << nhwc.status.message();
+        EXPECT_EQ(blocked, 3);
+        EXPECT_EQ(out_i8(nhwc), out_i8(want)) << shape_str(s) << " NHWC";
+        ++ran;
+      }
+    }
+  EXPECT_EQ(ran, 40);
+}
+
 TEST(QuantConcatRef, DifferentParamsAreRequantized) {
   // Output has a's parameters: a is copied. b (s 0.25, zp -5): M = 0.25 / 0.5 = 0.5,
   // y = rne((b + 5) * 0.5) + 3:  -4 -> 0.5 -> 0 -> 3;  -2 -> 1.5 -> 2 -> 5;  0 -> 2.5 -> 2 -> 5;
