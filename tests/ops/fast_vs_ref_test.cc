@@ -700,9 +700,9 @@ TEST(GlobalPoolFastVsRef, X86SpatialReduceMean) {
 
 // The hand-written float 1x1 convolution (kernels/x86/pointwise_f32_avx512.cc): shufflenet_v2's
 // layers, channel counts around its 8-channel blocks, pixel counts around its 16-pixel vectors and
-// 48-pixel tiles, batch 2, with and without bias, every fused activation; one-pixel images; and
-// the nodes it leaves to the other kernels (channel counts that run blocked, strides, a 3x3
-// window).
+// 48-pixel tiles, batch 2, with and without bias, every fused activation; one-pixel images;
+// blocked inputs; and the nodes it leaves to the other kernels (channel counts that run blocked,
+// strides, a 3x3 window, groups).
 TEST(PointwiseF32X86, MatchesReference) {
   REQUIRE_REFERENCE(OpId::Conv);
   if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
@@ -728,18 +728,31 @@ TEST(PointwiseF32X86, MatchesReference) {
   for (const ConvCase& p : cases)
     expect_fast_matches_ref(OpId::Conv, conv_attrs(p), conv_inputs(p, false, 80 + static_cast<uint32_t>(rot++)),
                             "x86_pw_f32", conv_name(p));
-  // [N, C, 1, 1] is the same in nChw16c: the one-pixel path takes blocked activations.
-  const ConvCase se{1, 96, 32, 1, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[1]};
-  OpResult plain = test::run_op(OpId::Conv, conv_attrs(se), conv_inputs(se, false, 98), 1, "x86_pw_f32");
-  int n_blocked = 0;
-  OpResult blocked = test::run_op_blocked(OpId::Conv, conv_attrs(se), conv_inputs(se, false, 98), "x86_pw_f32", 1,
-                                          &n_blocked);
-  ASSERT_TRUE(plain.status.ok() && blocked.status.ok());
-  EXPECT_EQ(n_blocked, 2);
-  EXPECT_EQ(blocked.outputs[0].bytes, plain.outputs[0].bytes);
+  // Blocked activations: [N, C, 1, 1] is the same in nChw16c (input and output blocked); an
+  // nChw16c input of 16 or 32 channels is transposed per pixel tile (pixel counts around the
+  // 16-pixel transposes, batch 2). The same bytes as from NCHW, and within the tolerance.
+  const std::vector<std::pair<ConvCase, int>> blocked_cases = {
+      {{1, 96, 32, 1, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[1]}, 2},
+      {{1, 16, 72, 1, {20, 21}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, kActs[5]}, 1},
+      {{2, 16, 9, 1, {5, 13}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[3]}, 1},
+      {{1, 32, 40, 1, {1, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[1]}, 1},
+  };
+  for (const auto& [p, want_blocked] : blocked_cases) {
+    SCOPED_TRACE(conv_name(p));
+    const std::vector<TensorData> in = conv_inputs(p, false, 98);
+    expect_fast_matches_ref(OpId::Conv, conv_attrs(p), in, "x86_pw_f32", conv_name(p));
+    for (int threads : {1, 2}) {
+      OpResult plain = test::run_op(OpId::Conv, conv_attrs(p), in, 1, "x86_pw_f32", threads);
+      int n_blocked = 0;
+      OpResult blocked = test::run_op_blocked(OpId::Conv, conv_attrs(p), in, "x86_pw_f32", threads, &n_blocked);
+      ASSERT_TRUE(plain.status.ok() && blocked.status.ok());
+      EXPECT_EQ(n_blocked, want_blocked);
+      EXPECT_EQ(blocked.outputs[0].bytes, plain.outputs[0].bytes) << threads << " threads";
+    }
+  }
   const std::vector<ConvCase> others = {
-      {1, 16, 24, 1, {8, 8}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[0]},  // input blockable
       {1, 24, 32, 1, {8, 8}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[0]},  // output blockable
+      {1, 48, 24, 1, {8, 8}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[0]},  // input blockable, > 32
       {1, 1152, 48, 1, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[0]},  // one pixel, many weights
       {1, 24, 24, 1, {8, 8}, {1, 1}, {2, 2}, {1, 1}, {0, 0, 0, 0}, true, kActs[0]},  // stride 2
       {1, 24, 24, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, kActs[0]},  // 3x3

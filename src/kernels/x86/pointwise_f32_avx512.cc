@@ -42,6 +42,7 @@ constexpr int64_t kVectors = 3;  // 16-pixel vectors per register block
 constexpr int64_t kTile = 16 * kVectors;
 constexpr int64_t kGemvRows = 64;  // output channels per block of the one-pixel path
 constexpr int64_t kMaxGemvWeights = 16384;  // see supports_pw_f32
+constexpr int64_t kTransposedMaxChannels = 32;  // see supports_pw_f32
 // Below this many multiply-adds per thread, waking another thread costs more than it saves.
 constexpr int64_t kMinMacsPerThread = 256 * 1024;
 
@@ -59,22 +60,44 @@ bool supports_pw_f32(const Graph& g, const Node& n) {
   // neither side can be blocked, as this kernel takes NCHW only there and would otherwise turn its
   // neighbours NCHW too (efficientnet_b0's 144 -> 24 projections: each faster alone, the network
   // slower; an nChw16c input transposed per tile instead ran them at 392 against 245 us).
+  // That transpose pays on few input channels (mobilenet_v3_small's 16 -> 72 at 56x56), so
+  // those take an nChw16c input (kTransposedMaxChannels).
   if (geo.pixels == 1) return geo.c * geo.oc <= kMaxGemvWeights;
-  return geo.c % 16 != 0 && geo.oc % 16 != 0;
+  return geo.oc % 16 != 0 && (geo.c % 16 != 0 || geo.c <= kTransposedMaxChannels);
 }
 
-bool one_pixel(const Graph& g, const Node& n) {
+// Blocked activations the kernel takes: [N, C, 1, 1] has the same bytes in NCHW and nChw16c; an
+// nChw16c input of at most kTransposedMaxChannels is transposed to NCHW per pixel tile.
+BlockedIo pw_blocked_io(const Graph& g, const Node& n) {
   PwGeometry geo;
-  return pw_geometry(g, n, &geo) && geo.pixels == 1;
+  if (!pw_geometry(g, n, &geo)) return BlockedIo::kNone;
+  return geo.pixels == 1 || (geo.c % 16 == 0 && geo.c <= kTransposedMaxChannels) ? BlockedIo::kEach : BlockedIo::kNone;
+}
+
+// 16 x 16 floats, r[i] lane l = element (i, l), transposed in registers: four rounds, the one for
+// bit b swapping the elements whose row and lane differ in b only (the off-diagonal b x b blocks
+// of each 2b x 2b block).
+__attribute__((target("avx512f"))) inline void transpose16x16(__m512 r[16]) {
+  for (int b = 1; b < 16; b *= 2) {
+    alignas(64) int32_t lo[16], hi[16];
+    for (int l = 0; l < 16; ++l) {
+      lo[l] = (l & b) ? 16 + l - b : l;  // keep row i's lane, or take row i+b's lane l-b
+      hi[l] = (l & b) ? 16 + l : l + b;  // take row i's lane l+b, or keep row i+b's lane
+    }
+    const __m512i ilo = _mm512_load_si512(lo), ihi = _mm512_load_si512(hi);
+    for (int i = 0; i < 16; ++i) {
+      if (i & b) continue;
+      const __m512 a = r[i], c = r[i + b];
+      r[i] = _mm512_permutex2var_ps(a, ilo, c);
+      r[i + b] = _mm512_permutex2var_ps(a, ihi, c);
+    }
+  }
 }
 
 class PointwiseF32 : public Kernel {
  public:
   bool rounds_fp16_outputs() const override { return true; }
-  // [N, C, 1, 1] has the same bytes in NCHW and nChw16c.
-  BlockedIo blocked_io(const Graph& g, const Node& n) const override {
-    return one_pixel(g, n) ? BlockedIo::kEach : BlockedIo::kNone;
-  }
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override { return pw_blocked_io(g, n); }
 
   Status prepare(const KernelContext& ctx) override {
     if (!pw_geometry(*ctx.graph, *ctx.node, &geo_) || geo_.strided())
@@ -91,6 +114,19 @@ class PointwiseF32 : public Kernel {
         weights_[static_cast<size_t>(((o / rows_) * geo_.c + c) * rows_ + o % rows_)] = w[o * geo_.c + c];
     bias_.assign(static_cast<size_t>(blocks_ * rows_), 0.f);
     if (ctx.has_input(2)) std::copy(ctx.in<float>(2), ctx.in<float>(2) + geo_.oc, bias_.begin());
+    // nChw16c input: per thread, one pixel tile of every channel in NCHW order.
+    blocked_in_ = geo_.pixels > 1 && ctx.input_blocked(0);
+    tiles_.clear();
+    tile_base_ = nullptr;
+    if (blocked_in_) {
+      const size_t bytes = static_cast<size_t>(thread_slots(ctx.num_threads) * geo_.c * kTile) * sizeof(float);
+      if (ctx.scratch) {
+        ctx.scratch->request(bytes, [this](void* base) { tile_base_ = static_cast<float*>(base); });
+      } else {
+        tiles_.assign(bytes / sizeof(float), 0.f);
+        tile_base_ = tiles_.data();
+      }
+    }
     return Status::Ok();
   }
 
@@ -105,27 +141,59 @@ class PointwiseF32 : public Kernel {
       });
       return;
     }
-    parallel_ranges(blocks_, nt, [&](int64_t b0, int64_t b1, int) {
-      for (int64_t n = 0; n < geo_.batch; ++n) {
-        const float* xn = x + n * geo_.c * geo_.pixels;
-        float* yn = y + n * geo_.oc * geo_.pixels;
-        for (int64_t p = 0; p < geo_.pixels; p += kTile) {
-          const int64_t count = std::min(kTile, geo_.pixels - p);
-          for (int64_t b = b0; b < b1; ++b) {
-            if (count > 32) block<3>(xn + p, yn + p, b, count, ctx.round_fp16);
-            else if (count > 16) block<2>(xn + p, yn + p, b, count, ctx.round_fp16);
-            else block<1>(xn + p, yn + p, b, count, ctx.round_fp16);
-          }
-        }
+    const int64_t tiles = (geo_.pixels + kTile - 1) / kTile;
+    // Output blocks [b0, b1) of pixel tile t of image n, reading its NCHW rows at xt (stride xs).
+    auto tile = [&](int64_t n, int64_t t, const float* xt, int64_t xs, int64_t b0, int64_t b1) {
+      const int64_t p = t * kTile, count = std::min(kTile, geo_.pixels - p);
+      float* yt = y + n * geo_.oc * geo_.pixels + p;
+      for (int64_t b = b0; b < b1; ++b) {
+        if (count > 32) block<3>(xt, xs, yt, b, count, ctx.round_fp16);
+        else if (count > 16) block<2>(xt, xs, yt, b, count, ctx.round_fp16);
+        else block<1>(xt, xs, yt, b, count, ctx.round_fp16);
       }
+    };
+    if (blocked_in_) {
+      // Threads split the pixel tiles: each transposes its own into its slot.
+      parallel_ranges(geo_.batch * tiles, nt, [&](int64_t j0, int64_t j1, int slot) {
+        float* buf = tile_base_ + static_cast<size_t>(slot) * static_cast<size_t>(geo_.c * kTile);
+        for (int64_t j = j0; j < j1; ++j) {
+          const int64_t n = j / tiles, t = j % tiles;
+          tile_to_nchw(x + n * geo_.c * geo_.pixels, t * kTile, buf);
+          tile(n, t, buf, kTile, 0, blocks_);
+        }
+      });
+      return;
+    }
+    parallel_ranges(blocks_, nt, [&](int64_t b0, int64_t b1, int) {
+      for (int64_t n = 0; n < geo_.batch; ++n)
+        for (int64_t t = 0; t < tiles; ++t) tile(n, t, x + n * geo_.c * geo_.pixels + t * kTile, geo_.pixels, b0, b1);
     });
   }
 
  private:
   // Output channels [8 b, 8 b + 8) x pixels [0, count) of the tile at x / y, V vectors (the
   // last one masked to count).
+  // Pixels [p0, p0 + kTile) (fewer at the end) of one nChw16c image x -> buf as NCHW rows of
+  // kTile: per 16-channel block and 16 pixels, one 16 x 16 transpose. Pixels past the image read
+  // as 0 (computed and dropped).
+  __attribute__((target("avx512f"))) void tile_to_nchw(const float* x, int64_t p0, float* buf) const {
+    const int64_t P = geo_.pixels;
+    for (int64_t cb = 0; cb < geo_.c / 16; ++cb) {
+      const float* xb = x + cb * P * 16;
+      for (int64_t g = 0; g < kTile && p0 + g < P; g += 16) {
+        __m512 r[16];
+        for (int i = 0; i < 16; ++i)
+          r[i] = p0 + g + i < P ? _mm512_loadu_ps(xb + (p0 + g + i) * 16) : _mm512_setzero_ps();
+        transpose16x16(r);
+        for (int l = 0; l < 16; ++l) _mm512_storeu_ps(buf + (cb * 16 + l) * kTile + g, r[l]);
+      }
+    }
+  }
+
+  // Output channels [8 b, 8 b + 8) x pixels [0, count) of the tile at x (channel rows xs floats
+  // apart) / y (rows geo_.pixels apart), V vectors (the last one masked to count).
   template <int V>
-  __attribute__((target("avx512f"))) void block(const float* x, float* y, int64_t b, int64_t count,
+  __attribute__((target("avx512f"))) void block(const float* x, int64_t xs, float* y, int64_t b, int64_t count,
                                                 bool round) const {
     const int64_t P = geo_.pixels, C = geo_.c;
     const int tail = static_cast<int>(count - 16 * (V - 1));
@@ -136,7 +204,7 @@ class PointwiseF32 : public Kernel {
       for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
     const float* wb = weights_.data() + b * C * kRows;
     for (int64_t c = 0; c < C; ++c) {
-      const float* xc = x + c * P;
+      const float* xc = x + c * xs;
       __m512 xv[V];
       for (int v = 0; v < V; ++v)
         xv[v] = v == V - 1 ? _mm512_maskz_loadu_ps(last, xc + 16 * v) : _mm512_loadu_ps(xc + 16 * v);
@@ -188,6 +256,9 @@ class PointwiseF32 : public Kernel {
   int64_t blocks_ = 0;
   std::vector<float> weights_;  // [block][c][rows_], zero rows past OC
   std::vector<float> bias_;     // rows_ * blocks_, zero past OC
+  bool blocked_in_ = false;     // nChw16c input (more than one pixel)
+  float* tile_base_ = nullptr;  // per thread slot, geo_.c * kTile floats: the shared scratch or tiles_
+  std::vector<float> tiles_;
 };
 
 }  // namespace
