@@ -1,9 +1,10 @@
 // AVX-512 float 1x1 convolution on NCHW activations, "x86_pw_f32": the pointwise layers whose
 // input and output channel counts are both not multiples of 16 (shufflenet_v2's 58, 116, 232),
-// which never run blocked (runtime/blocked_layout.h), and those on one-pixel images (the squeeze-
-// and-excitation blocks), whose bytes are the same in both layouts. oneDNN pads the former to
-// nChw16c with a reorder either side and ran them at 50-70 GFLOPS at one thread (116 -> 116 at
-// 14x14: 79 us); the latter, matrix-vector products of a few thousand weights, took 5-16 us each.
+// which never run blocked (runtime/blocked_layout.h); those with such an output and an nChw16c
+// input of 16 or 32 channels (transposed to NCHW per pixel tile); and those on one-pixel images
+// (the squeeze-and-excitation blocks), whose bytes are the same in both layouts. oneDNN pads the
+// first to nChw16c with a reorder either side and ran them at 50-70 GFLOPS at one thread (116 ->
+// 116 at 14x14: 79 us); the last, matrix-vector products of a few thousand weights, took 5-16 us.
 //
 // In NCHW a 1x1 convolution is the matrix product Y[oc][p] = sum_c W[oc][c] X[c][p] over the p
 // pixels of an image, each X row (channel) contiguous. Register block: 8 output channels x 48
@@ -18,7 +19,8 @@
 // registers (fused_act_avx512.h).
 //
 // Threads split the output channel blocks: a thread's outputs are contiguous channel ranges, as
-// the depthwise and copy kernels that read them next split theirs.
+// the depthwise and copy kernels that read them next split theirs. With an nChw16c input they
+// split the pixel tiles instead, so that each tile is transposed once.
 // OPENRKNN_DISABLE_X86_PW_F32=1 leaves every node to the other kernels (A/B measurements).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 false positive in its AVX-512 headers
 #include <immintrin.h>
