@@ -76,17 +76,34 @@ BlockedIo pw_blocked_io(const Graph& g, const Node& n) {
   return geo.pixels == 1 || (geo.c % 16 == 0 && geo.c <= kTransposedMaxChannels) ? BlockedIo::kEach : BlockedIo::kNone;
 }
 
+// The lane selections of transpose16x16, round k (bit b = 2^k): for row i (bit b clear) lane l
+// keeps row i's lane or takes row i+b's lane l-b (lo); for row i+b it takes row i's lane l+b or
+// keeps its own (hi). permutex2var numbers the second operand's lanes 16..31.
+struct TransposeLanes {
+  alignas(64) int32_t lo[4][16];
+  alignas(64) int32_t hi[4][16];
+};
+constexpr TransposeLanes make_transpose_lanes() {
+  TransposeLanes t{};
+  for (int k = 0; k < 4; ++k)
+    for (int l = 0; l < 16; ++l) {
+      const int b = 1 << k;
+      t.lo[k][l] = (l & b) ? 16 + l - b : l;
+      t.hi[k][l] = (l & b) ? 16 + l : l + b;
+    }
+  return t;
+}
+constexpr TransposeLanes kTransposeLanes = make_transpose_lanes();
+
 // 16 x 16 floats, r[i] lane l = element (i, l), transposed in registers: four rounds, the one for
 // bit b swapping the elements whose row and lane differ in b only (the off-diagonal b x b blocks
 // of each 2b x 2b block).
 __attribute__((target("avx512f"))) inline void transpose16x16(__m512 r[16]) {
-  for (int b = 1; b < 16; b *= 2) {
-    alignas(64) int32_t lo[16], hi[16];
-    for (int l = 0; l < 16; ++l) {
-      lo[l] = (l & b) ? 16 + l - b : l;  // keep row i's lane, or take row i+b's lane l-b
-      hi[l] = (l & b) ? 16 + l : l + b;  // take row i's lane l+b, or keep row i+b's lane
-    }
-    const __m512i ilo = _mm512_load_si512(lo), ihi = _mm512_load_si512(hi);
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    const int b = 1 << k;
+    const __m512i ilo = _mm512_load_si512(kTransposeLanes.lo[k]), ihi = _mm512_load_si512(kTransposeLanes.hi[k]);
+#pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) {
       if (i & b) continue;
       const __m512 a = r[i], c = r[i + b];
