@@ -61,17 +61,43 @@ void concat_pieces(const std::vector<int64_t>& rows, int64_t out_row, int64_t be
   }
 }
 
-// Concat's work split over threads: contiguous ranges of whole 64-byte pieces of the output
-// (copy_threads).
-template <class Range>
-void concat_parallel(int64_t count, size_t elem_size, int threads, Range&& range) {
-  parallel_ranges(count, copy_threads(static_cast<size_t>(count) * elem_size, threads),
-                  [&](int64_t b, int64_t e, int) { range(b, e); }, static_cast<int64_t>(64 / elem_size));
-}
+// One Concat node's pieces, set at prepare (concat_dims), and their copy over threads.
+struct ConcatGeometry {
+  std::vector<int64_t> rows;  // per input: elements per outer index
+  int64_t out_row = 0;        // output elements per outer index
+  int64_t count = 0;          // output elements
+
+  void init(const KernelContext& ctx) {
+    const size_t axis = static_cast<size_t>(ctx.node->attrs.get_int("axis", 0));
+    int64_t outer = 0, inner = 0;
+    concat_dims(ctx, axis, &outer, &inner);
+    rows.clear();
+    for (size_t i = 0; i < ctx.node->inputs.size(); ++i) rows.push_back(ctx.in_tensor(i).shape[axis] * inner);
+    out_row = ctx.out_tensor(0).shape[axis] * inner;
+    count = outer * out_row;
+  }
+
+  // Calls piece(i, x, y, n) (concat_pieces) for every piece of the output, split over up to
+  // `threads` threads as contiguous ranges of whole 64-byte pieces of the output (copy_threads).
+  template <class Piece>
+  void for_pieces(size_t elem_size, int threads, Piece&& piece) const {
+    if (count == 0) return;
+    parallel_ranges(count, copy_threads(static_cast<size_t>(count) * elem_size, threads),
+                    [&](int64_t b, int64_t e, int) { concat_pieces(rows, out_row, b, e, piece); },
+                    static_cast<int64_t>(64 / elem_size));
+  }
+};
+
+// The reference requantization of ConcatQ8: requantize() per element.
+struct ScalarRequant {
+  static void run(const int8_t* x, int8_t* y, int64_t n, int32_t zp_x, float m, int32_t zp_y) {
+    for (int64_t k = 0; k < n; ++k) y[k] = requantize(x[k] - zp_x, m, zp_y);
+  }
+};
 
 // Quantized Concat: an input with the output's parameters is copied, another one requantized,
 // y = sat8(rne(float(x - zp_x) * M) + zp_y) with M = s_x / s_y, by
-// Requant::run(x, y, n, zp_x, M, zp_y) on n elements (the reference: requantize() per element).
+// Requant::run(x, y, n, zp_x, M, zp_y) on n elements (the reference: ScalarRequant).
 template <class Requant>
 class ConcatQ8 : public Kernel {
  public:
@@ -84,13 +110,8 @@ class ConcatQ8 : public Kernel {
     const Tensor& out = ctx.out_tensor(0);
     const QuantScalar qy = per_tensor(out);
     zp_y_ = qy.zp;
-    const size_t axis = static_cast<size_t>(n.attrs.get_int("axis", 0));
-    int64_t outer = 0, inner = 0;
-    concat_dims(ctx, axis, &outer, &inner);
-    out_row_ = out.shape[axis] * inner;
-    count_ = outer * out_row_;
+    geo_.init(ctx);
     inputs_.clear();
-    rows_.clear();
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       ORKNN_RETURN_IF_ERROR(check_q8_input(g, n, i));
       const Tensor& t = ctx.in_tensor(i);
@@ -100,22 +121,18 @@ class ConcatQ8 : public Kernel {
       in.zp = qx.zp;
       in.multiplier = qx.scale / qy.scale;
       inputs_.push_back(in);
-      rows_.push_back(t.shape[axis] * inner);
     }
     return Status::Ok();
   }
 
   void run(const KernelContext& ctx) override {
-    if (count_ == 0) return;
     int8_t* dst = ctx.out<int8_t>(0);
-    concat_parallel(count_, 1, ctx.num_threads, [&](int64_t b, int64_t e) {
-      concat_pieces(rows_, out_row_, b, e, [&](size_t i, int64_t x, int64_t y, int64_t n) {
-        const Input& in = inputs_[i];
-        const int8_t* s = ctx.in<int8_t>(i) + x;
-        int8_t* d = dst + y;
-        if (in.copy) std::memcpy(d, s, static_cast<size_t>(n));
-        else Requant::run(s, d, n, in.zp, in.multiplier, zp_y_);
-      });
+    geo_.for_pieces(1, ctx.num_threads, [&](size_t i, int64_t x, int64_t y, int64_t n) {
+      const Input& in = inputs_[i];
+      const int8_t* s = ctx.in<int8_t>(i) + x;
+      int8_t* d = dst + y;
+      if (in.copy) std::memcpy(d, s, static_cast<size_t>(n));
+      else Requant::run(s, d, n, in.zp, in.multiplier, zp_y_);
     });
   }
 
@@ -126,8 +143,7 @@ class ConcatQ8 : public Kernel {
     float multiplier = 1.f;
   };
   std::vector<Input> inputs_;
-  std::vector<int64_t> rows_;  // per input: elements per outer index
-  int64_t out_row_ = 0, count_ = 0;
+  ConcatGeometry geo_;
   int32_t zp_y_ = 0;
 };
 

@@ -2,12 +2,10 @@
 // dtype: elements are moved by size. Quantized int8 nodes (docs/numerics.md) use the same byte
 // moves (the output keeps the input's parameters, checked at plan time), except Concat, which
 // requantizes each input whose parameters differ from the output's. Concat also takes blocked
-// activations (concat_blocked_io).
+// activations (concat_blocked_io); its geometry and quantized kernel are in kernels/ref/concat.h.
 #include <cstring>
 
 #include "kernels/kernel.h"
-#include "kernels/parallel.h"
-#include "kernels/quant_util.h"
 #include "kernels/ref/concat.h"
 #include "kernels/ref/quant_passthrough.h"
 #include "kernels/ref/strided_loop.h"
@@ -15,45 +13,27 @@
 namespace orknn {
 namespace {
 
-// The reference requantization of ConcatQ8 (kernels/ref/concat.h): requantize() per element.
-struct ScalarRequant {
-  static void run(const int8_t* x, int8_t* y, int64_t n, int32_t zp_x, float m, int32_t zp_y) {
-    for (int64_t k = 0; k < n; ++k) y[k] = requantize(x[k] - zp_x, m, zp_y);
-  }
-};
-
 class ConcatKernel : public Kernel {
  public:
   BlockedIo blocked_io(const Graph& g, const Node& n) const override { return concat_blocked_io(g, n); }
 
   Status prepare(const KernelContext& ctx) override {
-    const size_t axis = static_cast<size_t>(ctx.node->attrs.get_int("axis", 0));
-    int64_t outer = 0, inner = 0;
-    concat_dims(ctx, axis, &outer, &inner);
-    rows_.clear();
-    for (size_t i = 0; i < ctx.node->inputs.size(); ++i) rows_.push_back(ctx.in_tensor(i).shape[axis] * inner);
-    out_row_ = ctx.out_tensor(0).shape[axis] * inner;
-    count_ = outer * out_row_;
+    geo_.init(ctx);
     return Status::Ok();
   }
 
   void run(const KernelContext& ctx) override {
-    if (count_ == 0) return;
     const size_t es = dtype_size(ctx.out_tensor(0).dtype);
     uint8_t* dst = ctx.out<uint8_t>(0);
-    concat_parallel(count_, es, ctx.num_threads, [&](int64_t b, int64_t e) {
-      concat_pieces(rows_, out_row_, b, e, [&](size_t i, int64_t x, int64_t y, int64_t n) {
-        std::memcpy(dst + static_cast<size_t>(y) * es, ctx.in<uint8_t>(i) + static_cast<size_t>(x) * es,
-                    static_cast<size_t>(n) * es);
-      });
+    geo_.for_pieces(es, ctx.num_threads, [&](size_t i, int64_t x, int64_t y, int64_t n) {
+      std::memcpy(dst + static_cast<size_t>(y) * es, ctx.in<uint8_t>(i) + static_cast<size_t>(x) * es,
+                  static_cast<size_t>(n) * es);
     });
   }
 
  private:
-  std::vector<int64_t> rows_;
-  int64_t out_row_ = 0, count_ = 0;
+  ConcatGeometry geo_;
 };
-
 
 void split_kernel(const KernelContext& ctx) {
   const Tensor& in = ctx.in_tensor(0);

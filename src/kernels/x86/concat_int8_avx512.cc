@@ -33,7 +33,7 @@ struct Avx512Requant {
   __attribute__((target("avx512f,avx512bw,avx512vl"))) static void run(const int8_t* x, int8_t* y, int64_t n,
                                                                       int32_t zp_x, float m, int32_t zp_y) {
     if (!std::isfinite(m)) {
-      for (int64_t k = 0; k < n; ++k) y[k] = requantize(x[k] - zp_x, m, zp_y);
+      ScalarRequant::run(x, y, n, zp_x, m, zp_y);
       return;
     }
     const __m512i comp = _mm512_set1_epi32(-zp_x), zp = _mm512_set1_epi32(zp_y);

@@ -1,7 +1,7 @@
 // AVX-512 kernel of float GlobalAveragePool (and ReduceMean over H, W) on 4-D tensors,
 // "x86_gap_f32": the squeeze-and-excitation blocks of efficientnet and mobilenet_v3, whose input a
-// depthwise convolution has just written. oneDNN's reduction ran them at ~12 GB/s (efficientnet_b0's 112x112x32 plane set, 1.6
-// MB: 104-156 us at one thread).
+// depthwise convolution has just written. oneDNN's reduction ran them at ~12 GB/s
+// (efficientnet_b0's 112x112x32 plane set, 1.6 MB: 104-156 us at one thread).
 //
 // Bit-identical to the reference (kernels/ref/pool.cc): each channel's float sum runs over the
 // pixels in memory order from 0, then one division by the count. Vectorised across channels: on the

@@ -60,7 +60,6 @@ int64_t g_min_pixels = 256;          // see the file comment; tests lower it
 
 bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_PW"); }
 
-
 bool supports_pw_int8(const Graph& g, const Node& n) {
   if (!x86::cpu_avx512vnni() || disabled_by_env() || !is_quantized_node(g, n)) return false;
   PwGeometry geo;
