@@ -103,6 +103,27 @@ TEST(ConvTransposeInt8Ref, HandComputedStride2) {
 
 // ------------------------------------------------------------------ against the naive formula
 
+const char* const kAvx2Conv = "x86_conv_int8_avx2";
+
+// Registered and runnable here (an x86 CPU with AVX2).
+bool has_avx2_conv_kernel() {
+#if defined(__x86_64__)
+  if (!__builtin_cpu_supports("avx2")) return false;
+  for (const KernelEntry* e : kernels_for(OpId::Conv))
+    if (std::string(e->name) == kAvx2Conv) return true;
+#endif
+  return false;
+}
+
+// "" when equal, else the first differing index and both values.
+std::string first_mismatch_i8(const std::vector<int8_t>& got, const std::vector<int8_t>& want) {
+  if (got.size() != want.size()) return "size " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    if (got[i] != want[i])
+      return "index " + std::to_string(i) + ": " + std::to_string(got[i]) + " vs " + std::to_string(want[i]);
+  return "";
+}
+
 struct ConvCase {
   std::string label;
   bool transpose = false;
@@ -183,6 +204,18 @@ void run_case(const ConvCase& cs, uint32_t seed) {
     if (got[i] != want[i] && bad++ == 0) first = i;
   EXPECT_EQ(bad, 0u) << "first mismatch at " << first << ": got " << int(got[first]) << " want " << int(want[first])
                      << " (acc " << acc[first] << ")";
+
+  // The AVX2 kernel (the INT8 convolution of CPUs without VNNI) on the same case: every 2-D Conv,
+  // bit for bit, at 1 and 2 threads; it declines the rest.
+  if (!has_avx2_conv_kernel()) return;
+  const bool takes = !cs.transpose && cs.x.size() == 4;
+  for (int threads : {1, 2}) {
+    OpResult k = run_op(cs.transpose ? OpId::ConvTranspose : OpId::Conv, at, inputs, 1, kAvx2Conv, threads,
+                        {qp(s_y, cs.zp_y)});
+    EXPECT_EQ(k.status.ok(), takes) << k.status.message();
+    if (!k.status.ok()) continue;
+    EXPECT_EQ(first_mismatch_i8(out_i8(k), want), "") << kAvx2Conv << ", threads " << threads;
+  }
 }
 
 ConvCase conv(const std::string& label, Shape x, int64_t oc, int64_t group, std::vector<int64_t> k,
@@ -243,6 +276,25 @@ std::vector<ConvCase> conv_cases() {
   v.back().ties = true;
   v.back().zp_x = -5;
 
+  // Shapes of the AVX2 kernel's blocks: pixel tails around its 6- and 4-pixel register blocks,
+  // output channels past 16 per group, odd channels per group (pairs), depthwise channels past 8,
+  // a stem (3 channels, 7x7 stride 2), 1x1 with stride 2, and 2304 products per output.
+  v.push_back(conv("tails_oc37_ow13", {1, 5, 3, 13}, 37, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}));
+  v.back().zp_x = -128;
+  v.push_back(conv("group3_odd_channels", {2, 9, 7, 11}, 21, 3, {3, 3}, {2, 1}, {1, 2}, {2, 1, 0, 2}));
+  v.back().zp_x = 40;
+  v.push_back(conv("depthwise_c19_ow7", {1, 19, 9, 7}, 19, 19, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}));
+  v.back().zp_x = -77;
+  v.push_back(conv("depthwise_5x5_s2_dil", {2, 24, 12, 17}, 24, 24, {5, 5}, {2, 2}, {1, 2}, {2, 4, 1, 3}));
+  v.back().per_channel = false;
+  v.push_back(conv("stem_7x7_s2", {1, 3, 23, 29}, 16, 1, {7, 7}, {2, 2}, {1, 1}, {3, 3, 3, 3}));
+  v.back().zp_x = 3;
+  v.push_back(conv("pointwise_s2", {1, 32, 9, 10}, 20, 1, {1, 1}, {2, 2}, {1, 1}, {0, 0, 0, 0}));
+  v.back().zp_x = -1;
+  v.push_back(conv("wide_k", {1, 256, 5, 21}, 18, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}));
+  v.back().zp_x = -128;
+  v.push_back(conv("group2_even_w35", {1, 16, 4, 35}, 10, 2, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}));
+  v.back().zp_x = 60;
   v.push_back(conv("convT_stride2_pads_outpad", {1, 3, 4, 5}, 2, 1, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}));
   v.back().transpose = true;
   v.back().out_pad = {1, 0};

@@ -105,16 +105,27 @@ memory::desc channels_last_desc(const memory::dims& dims, memory::data_type dt) 
   return memory::desc(dims, dt, strides);
 }
 
-memory::desc pool_act_desc(const memory::dims& dims, memory::data_type dt, bool blocked) {
-  if (dt == memory::data_type::s8) return channels_last_desc(dims, dt);
-  return blocked ? blocked16_f32(dims) : plain_desc(dims, dt);
+// The layout a float pooling primitive works in: the runtime's two (NCHW, nChw16c), or
+// channels-last, which only the CPUs without AVX-512 need: there oneDNN 2.6.3 has no JIT pooling
+// for either of ours (nChw16c is served by "ref", NCHW by "simple_nchw", a scalar loop: 18 ms for
+// resnet18's 3x3 max pool at 112x112, against ~0.2 ms in channels-last with the reorders).
+enum class PoolLayout { kPlain, kBlocked16, kChannelsLast };
+
+memory::desc pool_act_desc(const memory::dims& dims, memory::data_type dt, PoolLayout layout) {
+  if (dt == memory::data_type::s8 || layout == PoolLayout::kChannelsLast) return channels_last_desc(dims, dt);
+  return layout == PoolLayout::kBlocked16 ? blocked16_f32(dims) : plain_desc(dims, dt);
 }
 
-// `blocked`: float activations in nChw16c (the runtime's blocked layout, kernel.h BlockedIo).
+// A pooling implementation no faster than our reference kernel: oneDNN's reference ones, and its
+// scalar NCHW loop ("simple_nchw").
+bool is_slow_pool_impl(const dnnl::primitive_desc_base& pd) {
+  return is_reference_impl(pd) || std::string(pd.impl_info_str()).compare(0, 6, "simple") == 0;
+}
+
 dnnl::pooling_v2_forward::primitive_desc pool_pd(const PoolSetup& s, memory::data_type dt = memory::data_type::f32,
-                                                 bool blocked = false) {
-  const memory::desc src = pool_act_desc(s.src, dt, blocked);
-  const memory::desc dst = pool_act_desc(s.dst, dt, blocked);
+                                                 PoolLayout layout = PoolLayout::kPlain) {
+  const memory::desc src = pool_act_desc(s.src, dt, layout);
+  const memory::desc dst = pool_act_desc(s.dst, dt, layout);
   dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, s.alg, src, dst, s.strides, s.kernel,
                                    s.dilations, s.pad_l, s.pad_r);
   return dnnl::pooling_v2_forward::primitive_desc(d, user_scratchpad_attr(), cpu_engine());
@@ -157,9 +168,22 @@ class Pool final : public OnednnKernel {
     const memory::data_type dt =
         ctx.in_tensor(0).dtype == DType::kI8 ? memory::data_type::s8 : memory::data_type::f32;
     const bool in_blocked = ctx.input_blocked(0), out_blocked = ctx.output_blocked(0);
-    // Pool in nChw16c when a side is blocked: reorders only for a side that is NCHW.
-    auto pd = preferred_pd(
-        in_blocked || out_blocked, [&] { return pool_pd(s, dt, true); }, [&] { return pool_pd(s, dt); });
+    // Pool in nChw16c when a side is blocked (reorders only for a side that is NCHW), else in NCHW;
+    // where oneDNN has no fast implementation for those, in channels-last between two reorders.
+    std::vector<PoolLayout> order = {PoolLayout::kPlain, PoolLayout::kChannelsLast};
+    if (in_blocked || out_blocked) order.insert(order.begin(), PoolLayout::kBlocked16);
+    if (dt == memory::data_type::s8) order = {PoolLayout::kChannelsLast};
+    dnnl::pooling_v2_forward::primitive_desc pd;
+    for (PoolLayout layout : order) {
+      try {
+        auto candidate = pool_pd(s, dt, layout);
+        const bool fast = !is_slow_pool_impl(candidate);
+        if (fast || !pd) pd = candidate;  // else keep the first one served
+        if (fast) break;
+      } catch (const dnnl::error&) {
+      }
+    }
+    if (!pd) pd = pool_pd(s, dt);  // every layout refused: NCHW, which supports_pool found served
     set_impl_name(pd);
     // The arena's layouts; reorders around the primitive where it works in another one.
     memory src = reorder_in(wrap(in_blocked ? blocked16_f32(s.src) : plain_desc(s.src, dt), ctx.inputs[0]), pd.src_desc());

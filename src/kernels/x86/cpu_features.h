@@ -5,6 +5,10 @@
 
 namespace orknn::x86 {
 
+inline bool cpu_avx2() {
+  static const bool ok = __builtin_cpu_supports("avx2");
+  return ok;
+}
 inline bool cpu_avx512f() {
   static const bool ok = __builtin_cpu_supports("avx512f");
   return ok;

@@ -305,17 +305,26 @@ ORKNN_AVX2 void requant_rows_avx2(const int32_t* acc, int64_t rows, int64_t chan
 ORKNN_AVX2 void requant_to_planar_avx2(const int32_t* acc, int64_t pixels, int64_t channels, int64_t acc_ld,
                                        int8_t* out, int64_t out_cs, const RequantParams& p) {
   const Avx2Consts q = avx2_consts(p);
-  const int64_t p_full = pixels / 16 * 16;
   __m128i r[16];
-  for (int64_t p0 = 0; p0 < p_full; p0 += 16) {
+  for (int64_t p0 = 0; p0 < pixels; p0 += 16) {
+    const int64_t np = std::min<int64_t>(16, pixels - p0);  // a tail of pixels: rows past it are 0
     for (int64_t c0 = 0; c0 < channels; c0 += 16) {
       const int64_t nc = std::min<int64_t>(16, channels - c0);
-      for (int i = 0; i < 16; ++i) r[i] = avx2_requant16(acc + (p0 + i) * acc_ld, c0, nc, p, q);
+      for (int i = 0; i < 16; ++i)
+        r[i] = i < np ? avx2_requant16(acc + (p0 + i) * acc_ld, c0, nc, p, q) : _mm_setzero_si128();
       transpose_16x16_u8(r);
-      for (int64_t j = 0; j < nc; ++j) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + (c0 + j) * out_cs + p0), r[j]);
+      for (int64_t j = 0; j < nc; ++j) {
+        int8_t* o = out + (c0 + j) * out_cs + p0;
+        if (np == 16) {
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(o), r[j]);
+        } else {
+          alignas(16) int8_t tmp[16];
+          _mm_store_si128(reinterpret_cast<__m128i*>(tmp), r[j]);
+          std::memcpy(o, tmp, static_cast<size_t>(np));
+        }
+      }
     }
   }
-  requant_to_planar_scalar(acc, p_full, pixels, channels, acc_ld, out, out_cs, p);
 }
 
 ORKNN_AVX2 void planar_to_u8_avx2(const int8_t* in, int64_t channels, int64_t pixels, int64_t in_cs, uint8_t* out,
