@@ -337,6 +337,26 @@ TEST(QuantBinaryFast, Avx512BlockBroadcastsBitExactAgainstReference) {
     }
 }
 
+// The reference kernel takes channels-last activations when both operands have the output's shape
+// (element-wise over the bytes; CPUs without AVX-512 run residual Adds on it), and keeps broadcasts
+// NCHW; either way the result is the NCHW run's.
+TEST(QuantBinaryRef, SameShapeRunsNhwc) {
+  const QuantParams qa = qp(0.0235f, -17), qb = qp(0.0117f, 41), qy = qp(0.0391f, 3);
+  uint32_t seed = 700;
+  for (OpId op : {OpId::Add, OpId::Sub, OpId::Mul})
+    for (const Shape& sb : {Shape{2, 24, 7, 9}, Shape{2, 24, 1, 1}}) {
+      const TensorData a = q8({2, 24, 7, 9}, random_i8(2 * 24 * 7 * 9, seed++), qa);
+      const TensorData b = q8(sb, random_i8(static_cast<size_t>(shape_numel(sb)), seed++), qb);
+      OpResult nchw = run_q(op, a, b, qy, "ref");
+      ASSERT_OK(nchw.status);
+      int blocked = -1;
+      OpResult r = run_op_blocked(op, Attrs(), {a, b}, "ref_int8", 1, &blocked, {qy});
+      ASSERT_OK(r.status);
+      EXPECT_EQ(blocked, sb == a.shape ? 3 : 0) << op_name(op);
+      EXPECT_EQ(out_i8(r), out_i8(nchw)) << op_name(op);
+    }
+}
+
 // Channels-last INT8 activations (the runtime's blocked layout): the kernel takes them when each
 // operand is an activation of the output's shape (element i from element i), a value per image or
 // less (a scalar), or a value per (image, channel) (rows of C elements in NHWC), constant or not;

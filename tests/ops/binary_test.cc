@@ -124,6 +124,23 @@ TEST(BinaryRef, CompareBroadcastMatrixF32) { check_compare_matrix<float>(); }
 TEST(BinaryRef, CompareBroadcastMatrixI64) { check_compare_matrix<int64_t>(); }
 TEST(BinaryRef, CompareBroadcastMatrixI32) { check_compare_matrix<int32_t>(); }
 
+// Float32 operands of the output's shape run in nChw16c (element-wise over the bytes); a broadcast
+// keeps the node NCHW. Same values either way.
+TEST(BinaryRef, SameShapeRunsBlocked) {
+  const Shape s{1, 32, 5, 6};
+  const std::vector<float> va = random_floats(32 * 30, 11), vb = random_floats(32 * 30, 12);
+  for (const Shape& sb : {s, Shape{1, 32, 1, 1}}) {
+    const std::vector<float> b(vb.begin(), vb.begin() + shape_numel(sb));
+    OpResult nchw = ref(OpId::Sub, A(), {f32(s, va), f32(sb, b)});
+    ASSERT_OK(nchw.status);
+    int blocked = -1;
+    OpResult r = run_op_blocked(OpId::Sub, A(), {f32(s, va), f32(sb, b)}, "ref", 1, &blocked);
+    ASSERT_OK(r.status);
+    EXPECT_EQ(blocked, sb == s ? 3 : 0);
+    EXPECT_EQ(r.outputs[0].as<float>(), nchw.outputs[0].as<float>());
+  }
+}
+
 TEST(BinaryRef, EqualOnBool) {
   OpResult r = ref(OpId::Equal, A(), {boolean({4}, {0, 0, 1, 1}), boolean({4}, {0, 1, 0, 1})});
   ASSERT_OK(r.status);

@@ -215,6 +215,12 @@ void run_case(const ConvCase& cs, uint32_t seed) {
     EXPECT_EQ(k.status.ok(), takes) << k.status.message();
     if (!k.status.ok()) continue;
     EXPECT_EQ(first_mismatch_i8(out_i8(k), want), "") << kAvx2Conv << ", threads " << threads;
+    // Channels-last input and output (the runtime's INT8 blocked layout).
+    int blocked = 0;
+    OpResult b = run_op_blocked(OpId::Conv, at, inputs, kAvx2Conv, threads, &blocked, {qp(s_y, cs.zp_y)});
+    ASSERT_OK(b.status);
+    EXPECT_EQ(blocked, 2);
+    EXPECT_EQ(first_mismatch_i8(out_i8(b), want), "") << kAvx2Conv << " NHWC, threads " << threads;
   }
 }
 

@@ -133,9 +133,20 @@ Status init_broadcast_loop(const KernelContext& ctx, StridedLoop* loop) {
   return Status::Ok();
 }
 
+// Inputs and output of one shape: the op is element-wise over the bytes, so it runs in any layout
+// the three share (kernel.h, BlockedIo::kUniform); a residual Add then does not hold its operands
+// NCHW between convolutions that keep activations blocked.
+BlockedIo same_shape_blocked_io(const Graph& g, const Node& n) {
+  if (n.inputs.size() != 2 || n.outputs.size() != 1 || n.outputs[0] < 0) return BlockedIo::kNone;
+  const Tensor *a = g.input(n, 0), *b = g.input(n, 1);
+  const Tensor& y = g.tensor(n.outputs[0]);
+  return a && b && a->shape == y.shape && b->shape == y.shape ? BlockedIo::kUniform : BlockedIo::kNone;
+}
+
 template <class Op>
 class BinaryKernel : public Kernel {
  public:
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override { return same_shape_blocked_io(g, n); }
   Status prepare(const KernelContext& ctx) override { return init_broadcast_loop(ctx, &loop_); }
   void run(const KernelContext& ctx) override {
     switch (ctx.in_tensor(0).dtype) {
@@ -160,6 +171,7 @@ class BinaryKernel : public Kernel {
 template <QuantBinaryKind kKind>
 class QuantBinaryKernel : public Kernel {
  public:
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override { return same_shape_blocked_io(g, n); }
   Status prepare(const KernelContext& ctx) override {
     for (size_t i = 0; i < 2; ++i) ORKNN_RETURN_IF_ERROR(check_q8_input(*ctx.graph, *ctx.node, i));
     ORKNN_RETURN_IF_ERROR(check_q8_output(*ctx.graph, *ctx.node, 0));

@@ -16,10 +16,11 @@
 //     pixels in blocks of 4, one vpmulld per tap.
 // The int32 sums are exact (the products are exact, infer bounds |acc| by INT32_MAX, so no sum
 // wraps), so the result is bit-exact with ref_int8: the accumulators + bias go through
-// x86::requant_to_planar, the spec's requantization (docs/numerics.md), into the NCHW output.
+// x86::requant_to_planar / requant_rows, the spec's requantization (docs/numerics.md), into the
+// output.
 //
-// Handles: quantized 2-D Conv (is_q8_conv_form), any group, stride, dilation and padding; NCHW
-// input and output. Priority below oneDNN's and the AVX-512 kernels: on CPUs with VNNI those take
+// Handles: quantized 2-D Conv (is_q8_conv_form), any group, stride, dilation and padding; input
+// and output each NCHW or channels-last (the runtime's INT8 blocked layout). Priority below oneDNN's and the AVX-512 kernels: on CPUs with VNNI those take
 // the nodes they accept, and this kernel only the rest. OPENRKNN_DISABLE_X86_CONV_INT8_AVX2=1
 // leaves every node to the other kernels (A/B measurements).
 #include <immintrin.h>
@@ -143,7 +144,18 @@ ORKNN_AVX2 void transpose_run(const int8_t* src, int64_t plane, int64_t n, int64
 
 // One image, padded rows [r0, r1): xp[(row * wp + col) * ctot + group * cgp + ci] = x - zp_x, zero
 // in the padding and in the channels past each group's (and past c).
-ORKNN_AVX2 void fill_padded_rows(const Geometry& g, const int8_t* x, int32_t zp, int64_t r0, int64_t r1,
+// n int8 values minus zp as int16.
+ORKNN_AVX2 void widen_run(const int8_t* src, int64_t n, int16_t* dst, int32_t zp) {
+  const __m256i zpv = _mm256_set1_epi16(static_cast<int16_t>(zp));
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i),
+                        _mm256_sub_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i))), zpv));
+  for (; i < n; ++i) dst[i] = static_cast<int16_t>(src[i] - zp);
+}
+
+// `nhwc`: the input is channels-last (the runtime's INT8 blocked layout), else NCHW.
+ORKNN_AVX2 void fill_padded_rows(const Geometry& g, const int8_t* x, bool nhwc, int32_t zp, int64_t r0, int64_t r1,
                                  int16_t* xp) {
   const int64_t row_elems = g.wp * g.ctot, plane = g.h * g.w;
   // Channel ch at buffer channel ch (one group, depthwise, or groups of whole pairs): 8x16 blocks.
@@ -165,6 +177,20 @@ ORKNN_AVX2 void fill_padded_rows(const Geometry& g, const int8_t* x, int32_t zp,
   }
   if (in0 >= in1) return;
   auto fill = [&](int64_t iy, int64_t n) {  // n pixels from input row iy on
+    if (nhwc) {  // pixels' channels are contiguous on both sides: a widening copy
+      const int8_t* src = x + iy * g.w * g.c;
+      int16_t* dst = xp + ((iy + g.pt) * g.wp + g.pl) * g.ctot;
+      if (!contiguous) {
+        for (int64_t ix = 0; ix < n; ++ix)
+          for (int64_t ch = 0; ch < g.c; ++ch)
+            dst[ix * g.ctot + (ch / g.cg) * g.cgp + ch % g.cg] = static_cast<int16_t>(src[ix * g.c + ch] - zp);
+      } else if (g.ctot == g.c) {
+        widen_run(src, n * g.c, dst, zp);
+      } else {
+        for (int64_t ix = 0; ix < n; ++ix) widen_run(src + ix * g.c, g.c, dst + ix * g.ctot, zp);
+      }
+      return;
+    }
     const int8_t* src0 = x + iy * g.w;
     int16_t* dst0 = xp + ((iy + g.pt) * g.wp + g.pl) * g.ctot;
     const int64_t c8 = n >= 16 ? vec_c : 0;
@@ -182,31 +208,42 @@ ORKNN_AVX2 void fill_padded_rows(const Geometry& g, const int8_t* x, int32_t zp,
   }
 }
 
-// General case, NP pixels of one output row x 16 output channels of one group. x0: the first
-// pixel's window origin in the padded buffer (group offset included), xstep: elements between
-// neighbouring output pixels; w: the block's packed weights, [tap][pair][16][2] int16.
-// acc: NP rows of 16 int32 (channels-last).
+// The part of the window one pass of conv_block covers: taps [t0, t1), pairs [k0, k1) of each.
+struct KChunk {
+  int64_t t0, t1, k0, k1;
+  bool first;  // the first chunk starts from 0, the others add to the stored accumulators
+};
+
+// General case, NP pixels of one output row x 16 output channels of one group, over one chunk of
+// the window. x0: the first pixel's window origin in the padded buffer (group offset included),
+// xstep: elements between neighbouring output pixels; w: the block's packed weights,
+// [tap][pair][16][2] int16. acc: NP rows of 16 int32 (channels-last).
 template <int NP>
-ORKNN_AVX2 void conv_block(const Geometry& g, const int16_t* x0, int64_t xstep, const int16_t* w, int32_t* acc) {
+ORKNN_AVX2 void conv_block(const Geometry& g, const int16_t* x0, int64_t xstep, const int16_t* w, const KChunk& kc,
+                           int32_t* acc) {
   __m256i a[NP][2];
-  for (int p = 0; p < NP; ++p) a[p][0] = a[p][1] = _mm256_setzero_si256();
+  for (int p = 0; p < NP; ++p)
+    for (int h = 0; h < 2; ++h)
+      a[p][h] = kc.first ? _mm256_setzero_si256()
+                         : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + p * kOcBlock + 8 * h));
   const int64_t pairs = g.cgp / 2;
-  for (int64_t ky = 0; ky < g.kh; ++ky)
-    for (int64_t kx = 0; kx < g.kw; ++kx) {
-      const int16_t* xs = x0 + (ky * g.dh * g.wp + kx * g.dw) * g.ctot;
-      for (int64_t k = 0; k < pairs; ++k, w += 2 * kOcBlock) {
-        const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
-        const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + kOcBlock));
+  for (int64_t t = kc.t0; t < kc.t1; ++t) {
+    const int64_t ky = t / g.kw, kx = t % g.kw;
+    const int16_t* xs = x0 + (ky * g.dh * g.wp + kx * g.dw) * g.ctot;
+    const int16_t* wt = w + (t * pairs + kc.k0) * 2 * kOcBlock;
+    for (int64_t k = kc.k0; k < kc.k1; ++k, wt += 2 * kOcBlock) {
+      const __m256i w0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt));
+      const __m256i w1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt + kOcBlock));
 #pragma GCC unroll 6
-        for (int p = 0; p < NP; ++p) {
-          int32_t pair;
-          std::memcpy(&pair, xs + p * xstep + 2 * k, sizeof(pair));
-          const __m256i xb = _mm256_set1_epi32(pair);
-          a[p][0] = _mm256_add_epi32(a[p][0], _mm256_madd_epi16(xb, w0));
-          a[p][1] = _mm256_add_epi32(a[p][1], _mm256_madd_epi16(xb, w1));
-        }
+      for (int p = 0; p < NP; ++p) {
+        int32_t pair;
+        std::memcpy(&pair, xs + p * xstep + 2 * k, sizeof(pair));
+        const __m256i xb = _mm256_set1_epi32(pair);
+        a[p][0] = _mm256_add_epi32(a[p][0], _mm256_madd_epi16(xb, w0));
+        a[p][1] = _mm256_add_epi32(a[p][1], _mm256_madd_epi16(xb, w1));
       }
     }
+  }
   for (int p = 0; p < NP; ++p) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + p * kOcBlock), a[p][0]);
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + p * kOcBlock + 8), a[p][1]);
@@ -249,10 +286,16 @@ void for_pixel_blocks(int64_t n, Fn&& fn) {
 
 class ConvInt8Avx2 : public Kernel {
  public:
+  // Input and output each NCHW or channels-last: a channels-last input is a widening copy instead
+  // of a transpose, a channels-last output a row store instead of one.
+  BlockedIo blocked_io(const Graph&, const Node&) const override { return BlockedIo::kEach; }
+
   Status prepare(const KernelContext& ctx) override {
     if (!supports_conv_int8_avx2(*ctx.graph, *ctx.node))
       return ORKNN_ERR(kFail, "Conv '%s': not a quantized 2-D convolution this kernel handles", ctx.node->name.c_str());
     g_ = geometry(ctx);
+    in_nhwc_ = ctx.input_blocked(0);
+    out_nhwc_ = ctx.output_blocked(0);
     const QuantScalar qx = per_tensor(ctx.in_tensor(0));
     zp_x_ = qx.zp;
     const Int8Output out = int8_output(qx.scale, ctx.in_tensor(1).quant, ctx.out_tensor(0), ctx.node->attrs, g_.oc);
@@ -263,6 +306,7 @@ class ConvInt8Avx2 : public Kernel {
     bias_.assign(static_cast<size_t>(g_.oc), 0);
     if (ctx.has_input(2)) std::copy(ctx.in<int32_t>(2), ctx.in<int32_t>(2) + g_.oc, bias_.begin());
     pack_weights(ctx.in<int8_t>(1));
+    plan_chunks();
     slots_ = thread_slots(ctx.num_threads);
     // A job's output rows are contiguous in NCHW, so a band of them is one requantization over
     // band * ow pixels (vector blocks of 16 pixels; single rows of small images waste most lanes).
@@ -284,7 +328,7 @@ class ConvInt8Avx2 : public Kernel {
       const int8_t* xb = x + b * in_image;
       int8_t* yb = y + b * out_image;
       parallel_ranges(g_.hp, threads_for(padded_elems, 16384, nt),
-                      [&](int64_t r0, int64_t r1, int) { fill_padded_rows(g_, xb, zp_x_, r0, r1, padded_.data()); });
+                      [&](int64_t r0, int64_t r1, int) { fill_padded_rows(g_, xb, in_nhwc_, zp_x_, r0, r1, padded_.data()); });
       if (g_.depthwise) {
         parallel_ranges(bands_, nt, [&](int64_t j0, int64_t j1, int slot) {
           for (int64_t j = j0; j < j1; ++j) depthwise_band(j * band_, acc_.data() + slot * acc_row_, yb);
@@ -309,12 +353,34 @@ class ConvInt8Avx2 : public Kernel {
   std::vector<int16_t> wpack_;   // general: [group][block][tap][pair][16][2]
   std::vector<int32_t> wdw_;     // depthwise: [tap][ctot]
   std::vector<int16_t> padded_;  // one image, padded, channels-last (fill_padded_rows)
+  bool in_nhwc_ = false, out_nhwc_ = false;  // the runtime keeps that activation channels-last
   std::vector<int32_t> acc_;     // per thread slot: one band of output rows of accumulators
   int64_t band_ = 1, bands_ = 1;  // output rows per job, jobs per image and channel block
   int64_t acc_row_ = 0;
   int slots_ = 1;
 
+  std::vector<KChunk> chunks_;   // general case: the window in parts whose weights fit in L1
+
   int64_t block_elems() const { return g_.kh * g_.kw * g_.cgp * kOcBlock; }
+
+  // A block's weights are 64 bytes per pair of input channels and tap. Whole, they outgrow L1 from
+  // a few hundred pairs on (3x3 x 512 channels: 147 KB) and every 6-pixel block then streams them
+  // from L2, which caps the products at L2's bandwidth. So the window is covered in chunks of at
+  // most kChunkPairs pairs (whole taps while they fit), each over all pixels of the band.
+  void plan_chunks() {
+    constexpr int64_t kChunkPairs = 256;  // 16 KB of weights
+    const int64_t taps = g_.kh * g_.kw, pairs = g_.cgp / 2;
+    chunks_.clear();
+    if (g_.depthwise) return;
+    if (pairs <= kChunkPairs) {
+      const int64_t per = std::max<int64_t>(1, kChunkPairs / pairs);
+      for (int64_t t = 0; t < taps; t += per) chunks_.push_back({t, std::min(taps, t + per), 0, pairs, t == 0});
+    } else {
+      for (int64_t t = 0; t < taps; ++t)
+        for (int64_t k = 0; k < pairs; k += kChunkPairs)
+          chunks_.push_back({t, t + 1, k, std::min(pairs, k + kChunkPairs), t == 0 && k == 0});
+    }
+  }
 
   void pack_weights(const int8_t* w) {
     const int64_t taps = g_.kh * g_.kw;
@@ -352,17 +418,21 @@ class ConvInt8Avx2 : public Kernel {
     const int64_t blocks = (g_.ocg + kOcBlock - 1) / kOcBlock;
     const int16_t* w = wpack_.data() + (gr * blocks + blk) * block_elems();
     const int64_t xstep = g_.sw * g_.ctot, rows = std::min(band_, g_.oh - oy0);
-    for (int64_t r = 0; r < rows; ++r) {
-      const int16_t* row = padded_.data() + (oy0 + r) * g_.sh * g_.wp * g_.ctot + gr * g_.cgp;
-      int32_t* acc_row = acc + r * g_.ow * kOcBlock;
-      for_pixel_blocks<kPixBlock>(g_.ow, [&](auto np, int64_t ox) {
-        conv_block<decltype(np)::value>(g_, row + ox * xstep, xstep, w, acc_row + ox * kOcBlock);
-      });
-    }
+    for (const KChunk& kc : chunks_)
+      for (int64_t r = 0; r < rows; ++r) {
+        const int16_t* row = padded_.data() + (oy0 + r) * g_.sh * g_.wp * g_.ctot + gr * g_.cgp;
+        int32_t* acc_row = acc + r * g_.ow * kOcBlock;
+        for_pixel_blocks<kPixBlock>(g_.ow, [&](auto np, int64_t ox) {
+          conv_block<decltype(np)::value>(g_, row + ox * xstep, xstep, w, kc, acc_row + ox * kOcBlock);
+        });
+      }
     const int64_t c0 = gr * g_.ocg + blk * kOcBlock;
     const int64_t nc = std::min(kOcBlock, g_.ocg - blk * kOcBlock);
     const int64_t plane = g_.oh * g_.ow;
-    x86::requant_to_planar(acc, rows * g_.ow, nc, kOcBlock, yb + c0 * plane + oy0 * g_.ow, plane, requant_params(c0));
+    if (out_nhwc_)
+      x86::requant_rows(acc, rows * g_.ow, nc, kOcBlock, yb + oy0 * g_.ow * g_.oc + c0, g_.oc, requant_params(c0));
+    else
+      x86::requant_to_planar(acc, rows * g_.ow, nc, kOcBlock, yb + c0 * plane + oy0 * g_.ow, plane, requant_params(c0));
   }
 
   void depthwise_band(int64_t oy0, int32_t* acc, int8_t* yb) const {
@@ -378,7 +448,10 @@ class ConvInt8Avx2 : public Kernel {
       });
     }
     const int64_t plane = g_.oh * g_.ow;
-    x86::requant_to_planar(acc, rows * g_.ow, g_.c, g_.ctot, yb + oy0 * g_.ow, plane, requant_params(0));
+    if (out_nhwc_)
+      x86::requant_rows(acc, rows * g_.ow, g_.c, g_.ctot, yb + oy0 * g_.ow * g_.c, g_.c, requant_params(0));
+    else
+      x86::requant_to_planar(acc, rows * g_.ow, g_.c, g_.ctot, yb + oy0 * g_.ow, plane, requant_params(0));
   }
 };
 
