@@ -313,8 +313,20 @@ class ConvInt8Avx2 : public Kernel {
     band_ = std::min(g_.oh, (kBandPixels + g_.ow - 1) / g_.ow);
     bands_ = (g_.oh + band_ - 1) / band_;
     acc_row_ = band_ * g_.ow * (g_.depthwise ? g_.ctot : kOcBlock);
-    padded_.assign(static_cast<size_t>(g_.hp * g_.wp * g_.ctot), 0);
-    acc_.assign(static_cast<size_t>(slots_ * acc_row_), 0);
+    // The padded image and the accumulator bands: from the executor's shared scratch when there is
+    // one (every element is written in a run before it is read, so no content is expected).
+    const size_t padded_bytes = (static_cast<size_t>(g_.hp * g_.wp * g_.ctot) * sizeof(int16_t) + 63) / 64 * 64;
+    const size_t bytes = padded_bytes + static_cast<size_t>(slots_ * acc_row_) * sizeof(int32_t);
+    auto bind = [this, padded_bytes](void* base) {
+      padded_ = static_cast<int16_t*>(base);
+      acc_ = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(base) + padded_bytes);
+    };
+    if (ctx.scratch) {
+      ctx.scratch->request(bytes, bind);
+    } else {
+      own_.assign(bytes / 64 + 1, Line{});
+      bind(own_.data());
+    }
     return Status::Ok();
   }
 
@@ -328,10 +340,10 @@ class ConvInt8Avx2 : public Kernel {
       const int8_t* xb = x + b * in_image;
       int8_t* yb = y + b * out_image;
       parallel_ranges(g_.hp, threads_for(padded_elems, 16384, nt),
-                      [&](int64_t r0, int64_t r1, int) { fill_padded_rows(g_, xb, in_nhwc_, zp_x_, r0, r1, padded_.data()); });
+                      [&](int64_t r0, int64_t r1, int) { fill_padded_rows(g_, xb, in_nhwc_, zp_x_, r0, r1, padded_); });
       if (g_.depthwise) {
         parallel_ranges(bands_, nt, [&](int64_t j0, int64_t j1, int slot) {
-          for (int64_t j = j0; j < j1; ++j) depthwise_band(j * band_, acc_.data() + slot * acc_row_, yb);
+          for (int64_t j = j0; j < j1; ++j) depthwise_band(j * band_, acc_ + slot * acc_row_, yb);
         });
       } else {
         // Jobs ordered (group, channel block, band): neighbouring jobs share the block's weights.
@@ -339,7 +351,7 @@ class ConvInt8Avx2 : public Kernel {
         parallel_ranges(g_.group * blocks * bands_, nt, [&](int64_t j0, int64_t j1, int slot) {
           for (int64_t j = j0; j < j1; ++j)
             general_band(j / (blocks * bands_), (j / bands_) % blocks, (j % bands_) * band_,
-                         acc_.data() + slot * acc_row_, yb);
+                         acc_ + slot * acc_row_, yb);
         });
       }
     }
@@ -352,9 +364,13 @@ class ConvInt8Avx2 : public Kernel {
   std::vector<int32_t> bias_;
   std::vector<int16_t> wpack_;   // general: [group][block][tap][pair][16][2]
   std::vector<int32_t> wdw_;     // depthwise: [tap][ctot]
-  std::vector<int16_t> padded_;  // one image, padded, channels-last (fill_padded_rows)
+  struct alignas(64) Line {
+    uint8_t b[64];
+  };
+  std::vector<Line> own_;        // the buffers below when the executor has no shared scratch
+  int16_t* padded_ = nullptr;    // one image, padded, channels-last (fill_padded_rows)
   bool in_nhwc_ = false, out_nhwc_ = false;  // the runtime keeps that activation channels-last
-  std::vector<int32_t> acc_;     // per thread slot: one band of output rows of accumulators
+  int32_t* acc_ = nullptr;       // per thread slot: one band of output rows of accumulators
   int64_t band_ = 1, bands_ = 1;  // output rows per job, jobs per image and channel block
   int64_t acc_row_ = 0;
   int slots_ = 1;
@@ -420,7 +436,7 @@ class ConvInt8Avx2 : public Kernel {
     const int64_t xstep = g_.sw * g_.ctot, rows = std::min(band_, g_.oh - oy0);
     for (const KChunk& kc : chunks_)
       for (int64_t r = 0; r < rows; ++r) {
-        const int16_t* row = padded_.data() + (oy0 + r) * g_.sh * g_.wp * g_.ctot + gr * g_.cgp;
+        const int16_t* row = padded_ + (oy0 + r) * g_.sh * g_.wp * g_.ctot + gr * g_.cgp;
         int32_t* acc_row = acc + r * g_.ow * kOcBlock;
         for_pixel_blocks<kPixBlock>(g_.ow, [&](auto np, int64_t ox) {
           conv_block<decltype(np)::value>(g_, row + ox * xstep, xstep, w, kc, acc_row + ox * kOcBlock);
@@ -438,7 +454,7 @@ class ConvInt8Avx2 : public Kernel {
   void depthwise_band(int64_t oy0, int32_t* acc, int8_t* yb) const {
     const int64_t xstep = g_.sw * g_.ctot, rows = std::min(band_, g_.oh - oy0);
     for (int64_t r = 0; r < rows; ++r) {
-      const int16_t* row = padded_.data() + (oy0 + r) * g_.sh * g_.wp * g_.ctot;
+      const int16_t* row = padded_ + (oy0 + r) * g_.sh * g_.wp * g_.ctot;
       int32_t* acc_row = acc + r * g_.ow * g_.ctot;
       // Channels innermost: a block's pixels stay in L1 over all channels.
       for_pixel_blocks<kDwPixBlock>(g_.ow, [&](auto np, int64_t ox) {
