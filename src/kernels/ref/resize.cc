@@ -32,6 +32,7 @@
 // Quantized int8 (docs/numerics.md): mode nearest only. Each output element is the int8 value
 // at its single tap per axis, moved unchanged (the output carries X's parameters, checked at
 // plan time); tf_crop_and_resize fills outside elements with quantize(extrapolation_value).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -181,6 +182,16 @@ class ResizeRef : public Kernel {
     }
     in_strides_.assign(rank, 1);
     for (size_t d = rank - 1; d-- > 0;) in_strides_[d] = in_strides_[d + 1] * in_shape_[d + 1];
+    // Nearest: per axis and output coordinate, the input offset of its one tap (-1: outside).
+    nearest_ = mode == "nearest";
+    nearest_offsets_.assign(rank, {});
+    if (nearest_)
+      for (size_t d = 0; d < rank; ++d)
+        for (int64_t o = 0; o < out_shape_[d]; ++o) {
+          const AxisTaps& ax = axes_[d];
+          const size_t c = static_cast<size_t>(o);
+          nearest_offsets_[d].push_back(ax.outside[c] ? -1 : ax.taps[static_cast<size_t>(ax.first[c])].index * in_strides_[d]);
+        }
     coord_.assign(rank, 0);
     tap_pos_.assign(rank, 0);
     total_ = ctx.out_tensor(0).numel();
@@ -188,10 +199,9 @@ class ResizeRef : public Kernel {
   }
 
   void run(const KernelContext& ctx) override {
-    if (quantized_) {
-      run_nearest_int8(ctx);
-      return;
-    }
+    if (quantized_) return gather_nearest(ctx.in<int8_t>(0), ctx.out<int8_t>(0), extrapolation_q_);
+    // Nearest: the one tap's term is 1.f * x, which is x: a gather.
+    if (nearest_) return gather_nearest(ctx.in<float>(0), ctx.out<float>(0), extrapolation_value_);
     const float* x = ctx.in<float>(0);
     float* y = ctx.out<float>(0);
     const size_t rank = in_shape_.size();
@@ -243,25 +253,28 @@ class ResizeRef : public Kernel {
     ax->taps.push_back({index, w});
   }
 
-  // Nearest on int8: one tap of weight 1 per axis and output coordinate (none when outside).
-  void run_nearest_int8(const KernelContext& ctx) {
-    const int8_t* x = ctx.in<int8_t>(0);
-    int8_t* y = ctx.out<int8_t>(0);
+  // Nearest (float or int8): one tap of weight 1 per axis and output coordinate, none when outside
+  // (then `fill`). Rows along the last axis, each from the offset of its outer coordinates.
+  template <typename T>
+  void gather_nearest(const T* x, T* y, T fill) {
     const size_t rank = in_shape_.size();
-    for (int64_t e = 0; e < total_; ++e) {
-      int64_t rem = e, offset = 0;
-      bool outside = false;
-      for (size_t d = rank; d-- > 0;) {
-        const size_t c = static_cast<size_t>(rem % out_shape_[d]);
-        rem /= out_shape_[d];
-        const AxisTaps& ax = axes_[d];
-        if (ax.outside[c]) {
-          outside = true;
-          break;
-        }
-        offset += ax.taps[static_cast<size_t>(ax.first[c])].index * in_strides_[d];
+    const std::vector<int64_t>& last = nearest_offsets_[rank - 1];
+    const int64_t row = out_shape_[rank - 1];
+    std::fill(coord_.begin(), coord_.end(), 0);
+    for (int64_t e = 0; e < total_; e += row) {
+      int64_t base = 0;
+      for (size_t d = 0; d + 1 < rank && base >= 0; ++d) {
+        const int64_t off = nearest_offsets_[d][static_cast<size_t>(coord_[d])];
+        base = off < 0 ? -1 : base + off;
       }
-      y[e] = outside ? extrapolation_q_ : x[offset];
+      for (int64_t j = 0; j < row; ++j) {
+        const int64_t off = last[static_cast<size_t>(j)];
+        y[e + j] = base < 0 || off < 0 ? fill : x[base + off];
+      }
+      for (size_t d = rank - 1; d-- > 0;) {  // next outer coordinate, the last outer axis fastest
+        if (++coord_[d] < out_shape_[d]) break;
+        coord_[d] = 0;
+      }
     }
   }
 
@@ -269,6 +282,8 @@ class ResizeRef : public Kernel {
   int8_t extrapolation_q_ = 0;
   Shape in_shape_, out_shape_;
   std::vector<AxisTaps> axes_;
+  bool nearest_ = false;
+  std::vector<std::vector<int64_t>> nearest_offsets_;  // [axis][output coordinate]
   std::vector<int64_t> in_strides_, coord_, tap_pos_;
   float extrapolation_value_ = 0.f;
   int64_t total_ = 0;
