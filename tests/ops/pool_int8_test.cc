@@ -259,7 +259,10 @@ TEST(QuantMaxPoolFast, FastKernelsMatchNaiveLoopBitExactly) {
                                      << " threads " << threads;
         }
       }
-  EXPECT_GT(checked, 50);
+  // Each kernel declines only the dilated config (6 of the 54 runs).
+  const bool x86_registered = std::find(kernels.begin(), kernels.end(), "x86_maxpool_int8") != kernels.end();
+  const int runnable = static_cast<int>(kernels.size()) - (x86_registered && !x86 ? 1 : 0);
+  EXPECT_GE(checked, 48 * runnable);
 }
 
 // ---- infer ----
