@@ -225,15 +225,17 @@ TEST(Int8Classifiers, AgreeWithFloatModelsOnHeldOutInputs) {
   // PyTorch fake-quantization (per-channel weights, per-tensor min/max activations) gave 0.967-0.973
   // on these held-out inputs, with no single layer to blame (keeping any one Conv in float gained at
   // most 0.005). Measured here: 0.974-0.980 with normal and mmse calibration, 0.9783-0.9803 with kl
-  // (the best of the three, used here). Its bound is set just below that; the other models keep the
-  // issue's.
+  // (the best of the three, used here). The calibration runs the float model, whose kernels differ
+  // in the last bits between CPUs (Winograd and nChw16c only with AVX-512), and that moves the KL
+  // thresholds: 0.9748 on one held-out input on an AVX2-only CPU. Its bound is set at the bottom of
+  // the fake-quantization range above; the other models keep the issue's.
   struct Case {
     const char* name;
     const char* algorithm;
     double min_cosine;
   };
   const Case cases[] = {{"resnet18", "normal", 0.98},      {"resnet50", "kl", 0.98},
-                        {"mobilenet_v2", "kl", 0.975},
+                        {"mobilenet_v2", "kl", 0.97},
                         {"mobilenet_v3_small", "normal", 0.98}, {"squeezenet1_1", "normal", 0.98},
                         {"shufflenet_v2_x1_0", "normal", 0.98}, {"efficientnet_b0", "normal", 0.98}};
   int same_top1 = 0, compared = 0;
@@ -487,6 +489,17 @@ TEST_P(Int8Qdq, ConvertsWithoutDataSetAndMatchesOnnxRuntime) {
   std::printf("[  metrics ] %s_qdq vs ONNX Runtime on the same QDQ model: cosine %.6f, max abs diff %.3g "
               "(ORT max abs %.3g), top-1 %zu / ORT %zu; vs the float model (PyTorch): cosine %.5f\n",
               name.c_str(), c.cosine, c.max_abs_diff, c.ref_max_abs, top, top_ort, to_float.cosine);
+  // ONNX Runtime's integer kernels are exact only with VNNI. Without it (AVX2) its u8 x s8 products
+  // saturate in int16 (vpmaddubsw), and its output for these models is at cosine 0.951-0.996 of
+  // its VNNI output (measured under an emulated AVX2-only CPU; ours is the same on both). There the
+  // check is against the float model, at the QDQ models' own distance from it.
+  const bool ort_exact = __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
+  if (!ort_exact) {
+    std::printf("[  metrics ] %s_qdq: CPU without VNNI, where ONNX Runtime's reference is not exact; "
+                "checked against the float model\n", name.c_str());
+    EXPECT_GE(to_float.cosine, 0.97);
+    return;
+  }
   // Same parameters and the same integer arithmetic up to where each runtime rounds (requantization
   // of Add and pooling): a few outputs one step apart at most, nowhere near the quantization error
   // itself (QDQ vs float cosine 0.978-0.999 on these models).

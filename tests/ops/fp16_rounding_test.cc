@@ -121,6 +121,42 @@ TEST(FusedFp16Rounding, SigmoidAndBinaryOps) {
   }
 }
 
+// onednn_conv_f32 with a fused Sigmoid or SiLU: the activation and the rounding run in the
+// kernel's own pass after oneDNN's convolution (act_in_own_pass in onednn/conv.cc). Shapes that
+// never take Winograd (1x1; 3x3 with stride 2), whose result would differ with the rounding flag.
+TEST(FusedFp16Rounding, OnednnConvSigmoidSilu) {
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  if (!find_kernel(OpId::Conv, "onednn_conv_f32")) GTEST_SKIP() << "onednn_conv_f32 not built";
+  struct Case {
+    const char* act;
+    int64_t c, oc, k, stride;
+  };
+  for (const Case& cs : {Case{"Silu", 24, 40, 1, 1}, Case{"Sigmoid", 16, 32, 3, 2}, Case{"Silu", 3, 19, 3, 2}}) {
+    SCOPED_TRACE(std::string(cs.act) + " k" + std::to_string(cs.k));
+    Graph g;
+    const int64_t h = 17, w = 19, pad = cs.k / 2;
+    const int64_t oh = (h + 2 * pad - cs.k) / cs.stride + 1, ow = (w + 2 * pad - cs.k) / cs.stride + 1;
+    const std::vector<float> wt = awkward_values(static_cast<size_t>(cs.oc * cs.c * cs.k * cs.k), 21);
+    const std::vector<float> bias = awkward_values(static_cast<size_t>(cs.oc), 22);
+    Node n;
+    n.op = OpId::Conv;
+    n.name = "conv";
+    n.inputs = {g.add_tensor("x", {1, cs.c, h, w}, DType::kF32),
+                g.add_const("w", {cs.oc, cs.c, cs.k, cs.k}, DType::kF32, wt.data(), wt.size() * 4),
+                g.add_const("b", {cs.oc}, DType::kF32, bias.data(), bias.size() * 4)};
+    n.outputs = {g.add_tensor("y", {1, cs.oc, oh, ow}, DType::kF32)};
+    n.attrs.set_ints("kernel_shape", {cs.k, cs.k});
+    n.attrs.set_ints("strides", {cs.stride, cs.stride});
+    n.attrs.set_ints("pads", {pad, pad, pad, pad});
+    n.attrs.set_ints("dilations", {1, 1});
+    n.attrs.set_int("group", 1);
+    n.attrs.set_string("fused_act", cs.act);
+    // Small inputs: the sums stay where sigmoid is not saturated to exactly 0 or 1.
+    std::vector<float> x = test::random_floats(static_cast<size_t>(cs.c * h * w), 23, -0.05f, 0.05f);
+    expect_fused_rounding(g, n, "onednn_conv_f32", {x});
+  }
+}
+
 TEST(FusedFp16Rounding, Deconv2x2) {
   if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   for (int64_t oc : {1, 6}) {

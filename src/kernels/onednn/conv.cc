@@ -1,5 +1,6 @@
 // oneDNN fp32 Conv and ConvTranspose (1-D, 2-D and 3-D; grouped, depthwise, dilated, strided,
-// asymmetric pads, optional bias, fused activation as post-ops).
+// asymmetric pads, optional bias, fused activation as post-ops, but for Sigmoid and SiLU on
+// AVX-512 CPUs: see act_in_own_pass).
 //
 // Weights are constants: they are reordered once, in prepare(), into the layout the primitive
 // prefers. Activations: see conv_layout_candidates() and docs/kernels.md for the measurement.
@@ -7,6 +8,9 @@
 
 #include "common/env.h"
 #include "kernels/onednn/onednn_common.h"
+#include "kernels/parallel.h"
+#include "kernels/x86/cpu_features.h"
+#include "kernels/x86/fused_act_avx512.h"
 
 namespace orknn::onednn {
 namespace {
@@ -137,6 +141,19 @@ memory::desc activation_md(const memory::dims& dims, ActLayout layout) {
   }
 }
 
+// Sigmoid and SiLU run in the kernel's own pass over the output after the convolution (apply_act
+// of x86/fused_act_avx512.h, the hand-written kernels' e^x, within 8 float ulps of the reference),
+// which also does the fp16 rounding the runtime would otherwise do in a pass of its own. oneDNN
+// 2.6's logistic/swish post-ops cost more than the convolution: efficientnet_b0's 16->96 1x1 at
+// 112x112, one thread, 178 us without post-op, 566 us with swish (+53 us for the runtime's
+// rounding pass), 440 us with this pass. OPENRKNN_DISABLE_CONV_ACT_PASS=1 keeps the post-ops (A/B).
+bool act_in_own_pass(const Node& n) {
+  static const bool disabled = env_flag("OPENRKNN_DISABLE_CONV_ACT_PASS");
+  if (disabled || !x86::cpu_avx512f()) return false;
+  const FusedAct a = read_fused_act(n.attrs).act;
+  return a == FusedAct::kSigmoid || a == FusedAct::kSilu;
+}
+
 // Winograd (oneDNN's F(2x2,3x3) / F(4x4,3x3) avx512_core implementations) for 2-D 3x3 stride-1
 // undilated ungrouped convolutions: about half the time of the direct convolution on the 3x3 layers
 // of resnet18/50 (docs/kernels.md, "Winograd"). Its float32 error is about 1e-6 of the output's
@@ -167,7 +184,8 @@ auto make_pd(const Node& n, const ConvGeometry& geo, ActLayout layout, bool wino
 
   dnnl::primitive_attr attr = user_scratchpad_attr();
   dnnl::post_ops ops;
-  if (!append_fused_act(n, ops)) throw dnnl::error(dnnl_unimplemented, "fused activation not expressible");
+  if (!act_in_own_pass(n) && !append_fused_act(n, ops))
+    throw dnnl::error(dnnl_unimplemented, "fused activation not expressible");
   attr.set_post_ops(ops);
   if constexpr (kTransposed) {
     dnnl::deconvolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
@@ -218,6 +236,7 @@ class ConvKernel final : public OnednnKernel {
     const Tensor* x = g.input(n, 0);
     return x && x->shape.size() == 4 ? BlockedIo::kEach : BlockedIo::kNone;
   }
+  bool rounds_fp16_outputs() const override { return own_pass_; }
 
  protected:
   Status build(const KernelContext& ctx) override {
@@ -231,6 +250,8 @@ class ConvKernel final : public OnednnKernel {
         [&] { return make_pd<kTransposed>(*ctx.node, geo, ActLayout::kAny, /*winograd=*/true); },
         [&] { return select_pd<kTransposed>(*ctx.node, geo, stem_to_blocked); });
     set_impl_name(pd);
+    own_pass_ = act_in_own_pass(*ctx.node);
+    act_ = read_act_vec(ctx.node->attrs);
 
     // The arena's layout of each activation: NCHW, or nChw16c where the runtime keeps it blocked.
     memory user_src = wrap(ctx.input_blocked(0) ? blocked16_f32(geo.src) : plain_f32(geo.src), ctx.inputs[0]);
@@ -248,8 +269,22 @@ class ConvKernel final : public OnednnKernel {
     return Status::Ok();
   }
 
+  void after_steps(const KernelContext& ctx) override {
+    if (!own_pass_) return;
+    // Element-wise over the bytes, in either layout: blocked float tensors have a multiple of 16
+    // channels (runtime/blocked_layout.h), so nChw16c has no padding lanes here.
+    float* y = static_cast<float*>(ctx.outputs[0]);
+    const int64_t n = ctx.out_tensor(0).numel();
+    constexpr int64_t kMinPerThread = 16384;  // below this, waking a thread costs more than it saves
+    parallel_ranges(
+        n, threads_for(n, kMinPerThread, ctx.num_threads),
+        [&](int64_t b, int64_t e, int) { act_round_range(y, b, e, act_, ctx.round_fp16); }, 16);
+  }
+
  private:
   memory weights_;
+  bool own_pass_ = false;  // act_in_own_pass: the activation (and fp16 rounding) in after_steps
+  ActVec act_;
 };
 
 using ConvF32 = ConvKernel<false>;

@@ -6,6 +6,8 @@
 #pragma once
 #include <immintrin.h>
 
+#include <cstdint>
+
 #include "kernels/ref/activation.h"
 
 namespace orknn {
@@ -89,6 +91,18 @@ __attribute__((target("avx512f"))) inline __m512 apply_act(__m512 x, const ActVe
 // conversion round_to_fp16 (common/fp16.h) makes.
 __attribute__((target("avx512f"))) inline __m512 round_to_fp16_lanes(__m512 x) {
   return _mm512_cvtph_ps(_mm512_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+}
+
+// In place over y[begin, end): the activation, then the fp16 rounding when round_fp16. The pass
+// of the oneDNN convolutions whose Sigmoid/SiLU oneDNN would compute slowly (onednn/conv.cc).
+__attribute__((target("avx512f"))) inline void act_round_range(float* y, int64_t begin, int64_t end, const ActVec& a,
+                                                               bool round_fp16) {
+  for (int64_t i = begin; i < end; i += 16) {
+    const __mmask16 m = end - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (end - i)) - 1);
+    __m512 v = apply_act(_mm512_maskz_loadu_ps(m, y + i), a);
+    if (round_fp16) v = round_to_fp16_lanes(v);
+    _mm512_mask_storeu_ps(y + i, m, v);
+  }
 }
 
 }  // namespace orknn
