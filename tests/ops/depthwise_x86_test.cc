@@ -557,6 +557,33 @@ TEST(DepthwiseX86Int8, NhwcChannelBlocks) {
   EXPECT_EQ(cases, 20);
 }
 
+// 16 and 32 channels with stride 1 across: the NHWC path computes 4 or 2 pixels per vector in the
+// interior of a row (NhwcI8Dw::group). Widths around the groups of 4 vectors, every kernel size,
+// vertical strides, borders, batch 2, and a mobilenet-sized row.
+TEST(DepthwiseX86Int8, NhwcPixelGroups) {
+  REQUIRE_DW_KERNEL(kI8Kernel);
+  if (!__builtin_cpu_supports("avx512vnni")) GTEST_SKIP() << "CPU without AVX-512 VNNI";
+  uint32_t seed = 9500;
+  int cases = 0;
+  for (int64_t c : {16, 32})
+    for (int64_t w : {1, 2, 3, 5, 8, 9, 12, 17, 21, 35, 40})
+      for (int64_t kw : {3, 5}) {
+        QCase q;
+        const int64_t kh = w % 2 ? 5 : 3, sh = w % 3 == 0 ? 2 : 1;
+        q.d = DwCase{w % 4 == 1 ? 2 : 1, c, 7, w, kh, kw, sh, 1, kPadSets[static_cast<size_t>(w + kw) % std::size(kPadSets)],
+                     1, 1, w % 5 != 0, kInt8Acts[static_cast<size_t>(w + c) % std::size(kInt8Acts)]};
+        if (q.d.w + q.d.pads[1] + q.d.pads[3] < kw || q.d.h + q.d.pads[0] + q.d.pads[2] < kh) q.d.pads = {kh, kw, kh, kw};
+        q.zp_x = static_cast<int32_t>(w * 6) - 120;  // -114 .. 120
+        q.zp_y = static_cast<int32_t>(c) - 40;
+        check_i8(q, seed++, kI8Kernel);
+        ++cases;
+      }
+  QCase mobile;
+  mobile.d = DwCase{1, 32, 9, 112, 3, 3, 1, 1, {1, 1, 1, 1}, 1, 1, true, {"Clip", 0.f, 6.f}};
+  check_i8(mobile, seed++, kI8Kernel);
+  EXPECT_EQ(cases, 44);
+}
+
 TEST(DepthwiseX86Int8, OutputsOverPaddingOnly) {
   REQUIRE_DW_KERNEL(kI8Kernel);
   QCase q;

@@ -639,6 +639,11 @@ ORKNN_DW_VNNI __m512i load_u8(const int8_t* p, __mmask64 m) {
 struct NhwcI8Dw {
   DwGeometry geo;
   int64_t blocks = 0;
+  // Pixel groups: with 16 or 32 channels and horizontal stride 1, one 64-byte vector holds
+  // `group` = 64 / C consecutive pixels, whose taps are again consecutive pixels, so the interior
+  // of a row computes `group` outputs per vector instead of a vector a quarter or half filled
+  // (the weights, comp and mult repeat over the vector's pixels). 1 otherwise.
+  int64_t group = 1;
   std::vector<int8_t> w;      // [block][tap][j][64 bytes]
   std::vector<int32_t> comp;  // [block][j][16 lanes]
   std::vector<float> mult;    // [block][j][16 lanes]
@@ -706,6 +711,7 @@ struct NhwcI8Dw {
       const int64_t ih = ih0 + kh;
       rows[kh] = ih >= 0 && ih < geo.h ? x + ih * geo.w * geo.channels : nullptr;
     }
+    if (group > 1) return group_row<KH, KW>(rows, y);
     const bool last_full = tail == ~__mmask64{0};
     for (int64_t b = 0; b + 1 < blocks; ++b) block_row<KH, KW, true>(rows, b, y);
     if (last_full) block_row<KH, KW, true>(rows, blocks - 1, y);
@@ -734,6 +740,31 @@ struct NhwcI8Dw {
       pixels<4, KH, KW, kFull>(addr, b, y + ow * C + c0, C);
     }
     for (; ow < geo.ow; ++ow) edge<KH, KW, kFull>(rows, ow, b, y);
+  }
+
+  // One output row in pixel groups (one block, stride 1 across): interior outputs `group` per
+  // vector, 4 vectors at a time, then single vectors; borders and the leftover outputs one at a
+  // time (edge, masked to the C channels).
+  template <int KH, int KW>
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void group_row(const int8_t* const* rows,
+                                                                                  int8_t* y) const {
+    const int64_t C = geo.channels, span = group * C;  // span: 64 bytes
+    const int64_t ow_lo = std::min(geo.pad_l, geo.ow);
+    int64_t ow_hi = geo.w - geo.kw + geo.pad_l >= 0 ? geo.w - geo.kw + geo.pad_l + 1 : 0;
+    ow_hi = std::max(ow_lo, std::min(ow_hi, geo.ow));
+    const int8_t* rbase[KH];
+    for (int kh = 0; kh < KH; ++kh) rbase[kh] = rows[kh] ? rows[kh] : pad.data();
+    for (int64_t ow = 0; ow < ow_lo; ++ow) edge<KH, KW, false>(rows, ow, 0, y);
+    int64_t ow = ow_lo;
+    auto at = [&](int64_t o) {
+      const int64_t col = (o - geo.pad_l) * C;
+      return [&rbase, col, span, C](int p, int kh, int kw) -> const int8_t* {
+        return rbase[kh] + col + p * span + kw * C;
+      };
+    };
+    for (; ow + 4 * group <= ow_hi; ow += 4 * group) pixels<4, KH, KW, true>(at(ow), 0, y + ow * C, span);
+    for (; ow + group <= ow_hi; ow += group) pixels<1, KH, KW, true>(at(ow), 0, y + ow * C, span);
+    for (; ow < geo.ow; ++ow) edge<KH, KW, false>(rows, ow, 0, y);
   }
 
   // A border output (ow, block b): every tap outside the image reads the padding row.
@@ -846,11 +877,15 @@ class DepthwiseInt8 : public Kernel {
     d.blocks = (C + kI8Block - 1) / kI8Block;
     const int64_t tail = C - (d.blocks - 1) * kI8Block;
     d.tail = tail == kI8Block ? ~__mmask64{0} : (__mmask64{1} << tail) - 1;
+    d.group = (C == 16 || C == 32) && geo_.sw == 1 ? kI8Block / C : 1;
     d.w.assign(static_cast<size_t>(d.blocks * taps * 4 * kI8Block), 0);
     d.comp.assign(static_cast<size_t>(d.blocks * kI8Block), 0);
     d.mult.assign(static_cast<size_t>(d.blocks * kI8Block), 0.f);
-    for (int64_t c = 0; c < C; ++c) {
-      const int64_t b = c / kI8Block, byte = c % kI8Block, j = byte % 4, lane = byte / 4;
+    // Byte k of a block is channel k of the block, or, in pixel groups, channel k % C.
+    for (int64_t k = 0; k < d.blocks * kI8Block; ++k) {
+      const int64_t c = d.group > 1 ? k % C : k;
+      if (c >= C) break;
+      const int64_t b = k / kI8Block, byte = k % kI8Block, j = byte % 4, lane = byte / 4;
       int64_t sum = 0;
       for (int64_t t = 0; t < taps; ++t) {
         const int8_t v = static_cast<int8_t>(weights_[static_cast<size_t>(c * taps + t)]);
