@@ -145,8 +145,9 @@ memory::desc activation_md(const memory::dims& dims, ActLayout layout) {
 // of x86/fused_act_avx512.h, the hand-written kernels' e^x, within 8 float ulps of the reference),
 // which also does the fp16 rounding the runtime would otherwise do in a pass of its own. oneDNN
 // 2.6's logistic/swish post-ops cost more than the convolution: efficientnet_b0's 16->96 1x1 at
-// 112x112, one thread, 178 us without post-op, 566 us with swish (+53 us for the runtime's
-// rounding pass), 440 us with this pass. OPENRKNN_DISABLE_CONV_ACT_PASS=1 keeps the post-ops (A/B).
+// 112x112, one thread, took 178 us without post-op and 566 us with swish in a microbenchmark; in
+// the model, with the runtime's rounding pass after it, 537-545 us, and 498-504 us with this pass
+// (docs/kernels.md). OPENRKNN_DISABLE_CONV_ACT_PASS=1 keeps the post-ops (A/B measurements).
 bool act_in_own_pass(const Node& n) {
   static const bool disabled = env_flag("OPENRKNN_DISABLE_CONV_ACT_PASS");
   if (disabled || !x86::cpu_avx512f()) return false;
