@@ -4,6 +4,9 @@
 //
 // Weights are constants: they are reordered once, in prepare(), into the layout the primitive
 // prefers. Activations: see conv_layout_candidates() and docs/kernels.md for the measurement.
+// GCC 12 reports the _mm512_undefined_*() placeholders inside its own AVX-512 intrinsics (here
+// through act_round_range) as "may be used uninitialized": a false positive of those headers.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <vector>
 
 #include "common/env.h"
