@@ -17,6 +17,10 @@ inline int threads_for(int64_t work, int64_t min_per_thread, int num_threads) {
   return static_cast<int>(std::min<int64_t>(std::max(1, num_threads), by_size));
 }
 
+// Element-wise passes (activations, copies, layout conversions): below this many elements per
+// thread, waking another thread costs more than it saves.
+constexpr int64_t kMinPassElementsPerThread = 16384;
+
 // Per-thread scratch slots a kernel allocates at prepare: the most threads run() may be asked for
 // without a new prepare (a core-mask change updates KernelContext::num_threads only).
 inline int thread_slots(int requested) { return std::max({1, requested, omp_get_num_procs()}); }

@@ -279,9 +279,8 @@ class ConvKernel final : public OnednnKernel {
     // channels (runtime/blocked_layout.h), so nChw16c has no padding lanes here.
     float* y = static_cast<float*>(ctx.outputs[0]);
     const int64_t n = ctx.out_tensor(0).numel();
-    constexpr int64_t kMinPerThread = 16384;  // below this, waking a thread costs more than it saves
     parallel_ranges(
-        n, threads_for(n, kMinPerThread, ctx.num_threads),
+        n, threads_for(n, kMinPassElementsPerThread, ctx.num_threads),
         [&](int64_t b, int64_t e, int) { act_round_range(y, b, e, act_, ctx.round_fp16); }, 16);
   }
 

@@ -339,7 +339,7 @@ class ConvInt8Avx2 : public Kernel {
     for (int64_t b = 0; b < g_.batch; ++b) {
       const int8_t* xb = x + b * in_image;
       int8_t* yb = y + b * out_image;
-      parallel_ranges(g_.hp, threads_for(padded_elems, 16384, nt),
+      parallel_ranges(g_.hp, threads_for(padded_elems, kMinPassElementsPerThread, nt),
                       [&](int64_t r0, int64_t r1, int) { fill_padded_rows(g_, xb, in_nhwc_, zp_x_, r0, r1, padded_); });
       if (g_.depthwise) {
         parallel_ranges(bands_, nt, [&](int64_t j0, int64_t j1, int slot) {

@@ -42,9 +42,6 @@
 namespace orknn {
 namespace {
 
-// Below this many elements per thread, waking another thread costs more than it saves.
-constexpr int64_t kMinElementsPerThread = 16384;
-
 // ------------------------------------------------------------------------------------ Sigmoid
 
 // fp16 mode (KernelContext::round_fp16): the nearest fp16 value, as round_to_fp16 makes it; done
@@ -79,7 +76,7 @@ class SigmoidF32Avx512 : public Kernel {
     const float* x = ctx.in<float>(0);
     float* y = ctx.out<float>(0);
     parallel_ranges(
-        n, threads_for(n, kMinElementsPerThread, ctx.num_threads),
+        n, threads_for(n, kMinPassElementsPerThread, ctx.num_threads),
         [&](int64_t b, int64_t e, int) { sigmoid_range(x, y, b, e, ctx.round_fp16); }, 16);
   }
 };
@@ -139,7 +136,7 @@ class SoftmaxF32Avx512 : public Kernel {
   void run(const KernelContext& ctx) override {
     const float* x = ctx.in<float>(0);
     float* y = ctx.out<float>(0);
-    const int nt = threads_for(rows_ * len_, kMinElementsPerThread, ctx.num_threads);
+    const int nt = threads_for(rows_ * len_, kMinPassElementsPerThread, ctx.num_threads);
     parallel_ranges(rows_, nt, [&](int64_t r0, int64_t r1, int) {
       for (int64_t r = r0; r < r1; ++r) softmax_row(x + r * len_, y + r * len_, len_, ctx.round_fp16);
     });
@@ -186,7 +183,7 @@ class SiluMulF32Avx512 : public Kernel {
     const float* x = ctx.in<float>(1 - s_index_);  // s itself is never written: this is its only reader
     float* y = ctx.out<float>(0);
     parallel_ranges(
-        n, threads_for(n, kMinElementsPerThread, ctx.num_threads),
+        n, threads_for(n, kMinPassElementsPerThread, ctx.num_threads),
         [&](int64_t b, int64_t e, int) { silu_range(x, y, b, e, ctx.round_fp16); }, 16);
   }
 
@@ -305,7 +302,7 @@ class BinaryF32Avx512 : public Kernel {
     const float* b = ctx.in<float>(1);
     float* y = ctx.out<float>(0);
     const BroadcastBlocks& g = geo_;
-    const int nt = threads_for(g.outer * g.inner, kMinElementsPerThread, ctx.num_threads);
+    const int nt = threads_for(g.outer * g.inner, kMinPassElementsPerThread, ctx.num_threads);
     if (g.outer >= nt) {  // whole blocks per thread
       parallel_ranges(g.outer, nt, [&](int64_t ob, int64_t oe, int) {
         for (int64_t o = ob; o < oe; ++o)
@@ -333,7 +330,7 @@ class BinaryF32Avx512 : public Kernel {
     const float* chan = ctx.in<float>(geo_.a_full ? 1 : 0);
     float* y = ctx.out<float>(0);
     const int64_t blocks = batch_ * (channels_ / 16);
-    const int nt = threads_for(blocks * pixels_ * 16, kMinElementsPerThread, ctx.num_threads);
+    const int nt = threads_for(blocks * pixels_ * 16, kMinPassElementsPerThread, ctx.num_threads);
     parallel_ranges(blocks, nt, [&](int64_t b0, int64_t b1, int) {
       for (int64_t blk = b0; blk < b1; ++blk)
         binary_channel_block<kOp>(full + blk * pixels_ * 16, chan + blk * 16, y + blk * pixels_ * 16, pixels_,
@@ -391,7 +388,7 @@ class BatchNormF32Avx512 : public Kernel {
     const float* var = ctx.in<float>(4);
     float* y = ctx.out<float>(0);
     const int64_t planes = batch_ * channels_;
-    const int nt = threads_for(planes * plane_, kMinElementsPerThread, ctx.num_threads);
+    const int nt = threads_for(planes * plane_, kMinPassElementsPerThread, ctx.num_threads);
     parallel_ranges(planes, nt, [&](int64_t p0, int64_t p1, int) {
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t c = p % channels_;
@@ -470,7 +467,7 @@ Status run_ref_on_codes(const Graph& graph, const Node& like, const std::vector<
 
 // y = table[x] over n bytes, on the node's threads.
 void lookup(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n, int num_threads) {
-  const int nt = threads_for(n / 4, kMinElementsPerThread, num_threads);  // bytes, not floats: 4x more per thread
+  const int nt = threads_for(n / 4, kMinPassElementsPerThread, num_threads);  // bytes, not floats: 4x more per thread
   parallel_ranges(n, nt, [&](int64_t b, int64_t e, int) { lookup_range(table, x, y, b, e); }, 64);
 }
 

@@ -588,7 +588,7 @@ class StemInt8 : public Kernel {
   void run(const KernelContext& ctx) override {
     const int8_t* x = ctx.in<int8_t>(0);
     const int64_t rows = geo_.batch * geo_.h;
-    parallel_ranges(rows, threads_for(rows * geo_.w, 16384, ctx.num_threads), [&](int64_t r0, int64_t r1, int) {
+    parallel_ranges(rows, threads_for(rows * geo_.w, kMinPassElementsPerThread, ctx.num_threads), [&](int64_t r0, int64_t r1, int) {
       for (int64_t r = r0; r < r1; ++r) copy_image_row(x, r / geo_.h, r % geo_.h);
     });
     const int64_t window_row = geo_.kw * geo_.c;
