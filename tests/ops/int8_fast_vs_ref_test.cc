@@ -766,9 +766,22 @@ TEST(Int8FastVsRef, PointwiseVnni) {
   pw("p9_oc200", {1, 16, 3, 3}, 200);
   pw("p1_c5", {1, 5, 1, 1}, 17);
   pw("batch2_p49_c70", {2, 70, 7, 7}, 130);
+  // On CPUs with AMX-INT8, rows of 64 bytes and more take the tile path: K padded to 64-byte
+  // blocks (70, 100), jobs of 64 pixels with 1-4 tiles of 16 (1, 35, 64, 98 pixels), output
+  // vector tails, the fused bounds and zero points. Elsewhere these run the VNNI loops.
+  pw("amx_c64_p1", {1, 64, 1, 1}, 16);
+  pw("amx_c128_p64_oc48", {1, 128, 8, 8}, 48);
+  {
+    ConvCase& c = pw("amx_c100_p35_relu", {1, 100, 5, 7}, 33);
+    c.act.name = "Relu";
+    c.zp_x = -7;
+    c.zp_y = 5;
+  }
+  pw("amx_c200_clip", {1, 200, 6, 6}, 40).act = {"Clip", -0.4f, 0.6f};
   // Strides (NHWC only): output pixel (i, j) reads input pixel (2i, 2j), odd input sizes too.
   v.push_back(conv2d("stride2", {1, 16, 8, 8}, 16, 1, 1, 2, 0));
   v.push_back(conv2d("stride2_batch2_odd", {2, 40, 9, 7}, 70, 1, 1, 2, 0));
+  v.push_back(conv2d("stride2_c72", {1, 72, 9, 9}, 40, 1, 1, 2, 0));
   uint32_t seed = 900;
   for (const ConvCase& c : v) run_conv_case(c, seed++, "x86_pw_int8");
   // What the kernel must decline: padding, groups, stride 3.

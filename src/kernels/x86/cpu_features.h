@@ -3,6 +3,12 @@
 // here before the runtime picks it.
 #pragma once
 
+#include <cpuid.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdint>
+
 namespace orknn::x86 {
 
 inline bool cpu_avx2() {
@@ -29,6 +35,30 @@ inline bool cpu_avx512vbmi() {
 // vpdpbusd, with the BW/VL instructions around it.
 inline bool cpu_avx512vnni() {
   static const bool ok = cpu_avx512bwvl() && __builtin_cpu_supports("avx512vnni");
+  return ok;
+}
+
+// AMX with 8-bit integer tiles, usable by this process: the CPU has AMX-TILE and AMX-INT8
+// (CPUID.(7,0):EDX bits 24, 25), the OS saves the tile state (XCR0 bits 17, 18) and Linux grants
+// the process the tile data (arch_prctl ARCH_REQ_XCOMP_PERM, which oneDNN requests too before its
+// AMX kernels run). The hand-written kernels do not use AMX; they ask so as to leave the layers
+// where oneDNN's AMX convolution is faster to it. (GCC's __builtin_cpu_supports("amx-int8") is not
+// known to clang 14, the fuzz build's compiler.)
+inline bool cpu_amx_int8() {
+  static const bool ok = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(d & (1u << 24)) || !(d & (1u << 25))) return false;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return false;  // OSXSAVE: xgetbv works
+    uint32_t lo = 0, hi = 0;
+    asm volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void)hi;
+    if ((lo & (3u << 17)) != (3u << 17)) return false;
+#ifdef __linux__
+    constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+    if (syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) != 0) return false;
+#endif
+    return true;
+  }();
   return ok;
 }
 
