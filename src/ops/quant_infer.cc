@@ -163,9 +163,9 @@ Status check_q8_weights(const Graph& g, const Node& n, size_t i, const char* rol
   return Status::Ok();
 }
 
-bool is_q8_conv_form(const Graph& g, const Node& n, int64_t out_channels) {
+bool is_q8_conv_form(const Graph& g, const Node& n, int64_t out_channels, int64_t weight_axis) {
   if (!check_q8_input(g, n, 0).ok() || !check_q8_output(g, n, 0).ok()) return false;
-  if (!check_q8_weights(g, n, 1, "weights", 0, "axis 0").ok()) return false;
+  if (!check_q8_weights(g, n, 1, "weights", weight_axis, weight_axis == 0 ? "axis 0" : "axis 1").ok()) return false;
   if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
     int64_t max_bias = 0;
     if (!check_i32_bias(g, n, 2, "bias", &max_bias).ok()) return false;

@@ -70,8 +70,9 @@ Status check_q8_fused_act(const Node& n);
 
 // The quantized Conv forms the hand-written INT8 kernels take, which are the ones the quantized
 // reference kernel runs: per-tensor int8 input and output, int8 weights per tensor or per output
-// channel (axis 0, `out_channels` scales), an optional int32 bias, a fused none/Relu/Clip.
-bool is_q8_conv_form(const Graph& g, const Node& n, int64_t out_channels);
+// channel (`out_channels` scales along `weight_axis`: 0 for Conv, 1 for ConvTranspose's
+// [C][OC][k...] weights), an optional int32 bias, a fused none/Relu/Clip.
+bool is_q8_conv_form(const Graph& g, const Node& n, int64_t out_channels, int64_t weight_axis = 0);
 
 // The accumulator of one output, a bias of at most `max_bias` plus `terms` products each at most
 // `max_product` in magnitude, must fit in int32 (the spec's int32 accumulation is then exact).

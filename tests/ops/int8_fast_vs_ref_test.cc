@@ -790,6 +790,65 @@ TEST(Int8FastVsRef, PointwiseVnni) {
                   seed, "x86_pw_int8");
 }
 
+TEST(Int8FastVsRef, Deconv2x2Vnni) {
+  if (!has_kernel(OpId::ConvTranspose, "x86_deconv2x2_int8")) GTEST_SKIP() << "x86_deconv2x2_int8 not built";
+  if (!__builtin_cpu_supports("avx512vnni") || !__builtin_cpu_supports("avx512bw"))
+    GTEST_SKIP() << "the CPU has no AVX-512 VNNI";
+  auto deconv = [](const std::string& label, Shape x, int64_t oc) {
+    ConvCase c = conv2d(label, std::move(x), oc, 1, 2, 2, 0);
+    c.transposed = true;
+    return c;
+  };
+  std::vector<ConvCase> v;
+  v.push_back(deconv("db_head_24_24", {1, 24, 7, 9}, 24));
+  v.push_back(deconv("db_head_24_1_width_tail", {1, 24, 5, 37}, 1));  // 3 groups of 16 pixels, the last of 5
+  v.push_back(deconv("c5_width16", {1, 5, 3, 16}, 7));                // a channel group of 1, one full group
+  v.push_back(deconv("batch2", {2, 12, 4, 6}, 10));
+  {
+    ConvCase c = deconv("zp_min_relu", {1, 16, 6, 6}, 8);
+    c.zp_x = -128;
+    c.zp_y = -20;
+    c.act.name = "Relu";
+    v.push_back(c);
+  }
+  {
+    ConvCase c = deconv("zp_max_clip_per_tensor", {1, 16, 6, 6}, 8);
+    c.zp_x = 127;
+    c.per_channel = false;
+    c.act = {"Clip", -0.5f, 0.8f};
+    v.push_back(c);
+  }
+  {
+    ConvCase c = deconv("ties_no_bias", {1, 16, 9, 9}, 12);
+    c.data = Data::kTies;
+    c.bias = false;
+    c.zp_x = 3;
+    c.zp_y = 1;
+    v.push_back(c);
+  }
+  {
+    ConvCase c = deconv("large_acc", {1, 1024, 3, 3}, 8);
+    c.data = Data::kExtreme;
+    c.zp_x = -128;
+    v.push_back(c);
+  }
+  uint32_t seed = 1700;
+  for (const ConvCase& c : v) run_conv_case(c, seed++, "x86_deconv2x2_int8");
+  // What the kernel must decline: another kernel size, stride, padding or output padding, groups.
+  ConvCase k3 = deconv("k3", {1, 8, 5, 5}, 8);
+  k3.k = {3, 3};
+  ConvCase s1 = deconv("stride1", {1, 8, 5, 5}, 8);
+  s1.strides = {1, 1};
+  ConvCase padded = deconv("padded", {1, 8, 5, 5}, 8);
+  padded.pads = {1, 1, 1, 1};
+  ConvCase out_pad = deconv("output_padding", {1, 8, 5, 5}, 8);
+  out_pad.out_pad = {1, 1};
+  ConvCase grouped = deconv("grouped", {1, 8, 5, 5}, 8);
+  grouped.group = 2;
+  grouped.per_channel = false;
+  expect_declined({k3, s1, padded, out_pad, grouped}, seed, "x86_deconv2x2_int8");
+}
+
 TEST(Int8FastVsRef, StemVnni) {
   if (!has_kernel(OpId::Conv, "x86_stem_int8")) GTEST_SKIP() << "x86_stem_int8 not built";
   if (!__builtin_cpu_supports("avx512vnni") || !__builtin_cpu_supports("avx512bw"))

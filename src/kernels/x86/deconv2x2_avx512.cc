@@ -1,6 +1,7 @@
-// AVX-512 float ConvTranspose with a 2x2 kernel and stride 2 ("x86_deconv2x2_f32"): the upsampling
-// layers of segmentation and detection heads (PP-OCRv4 det's two, 24 -> 24 and 24 -> 1 channels,
-// took 1.6 and 2.9 ms in oneDNN's deconvolution, whose kernels are slow for few channels).
+// AVX-512 ConvTranspose with a 2x2 kernel and stride 2: the upsampling layers of segmentation and
+// detection heads (PP-OCRv4 det's two, 24 -> 24 and 24 -> 1 channels, took 1.6 and 2.9 ms in
+// oneDNN's float deconvolution and 3.3-3.7 ms each in its INT8 one, whose kernels are slow for few
+// channels). Float: "x86_deconv2x2_f32"; quantized: "x86_deconv2x2_int8" (VNNI, below).
 //
 // With kernel 2, stride 2, no padding, each input pixel (i, j) makes the 2x2 output block
 // (2i + a, 2j + b) alone: y[oc][2i+a][2j+b] = act(bias[oc] + sum over ic of x[ic][i][j] * w[ic][oc][a][b]).
@@ -22,9 +23,13 @@
 #include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
+#include "kernels/quant_util.h"
 #include "kernels/ref/activation.h"
+#include "kernels/ref/int8_compute.h"
 #include "kernels/x86/cpu_features.h"
 #include "kernels/x86/fused_act_avx512.h"
+#include "kernels/x86/int8_requant.h"
+#include "ops/quant_infer.h"
 
 namespace orknn {
 namespace {
@@ -38,7 +43,9 @@ struct Deconv2x2Geometry {
   int64_t batch = 0, ic = 0, oc = 0, h = 0, w = 0;
 };
 
-bool deconv_geometry(const Graph& g, const Node& n, Deconv2x2Geometry* geo) {
+// `quantized`: x, w, y int8 and the bias int32 (their parameters are checked by is_q8_conv_form),
+// else all float32.
+bool deconv_geometry(const Graph& g, const Node& n, Deconv2x2Geometry* geo, bool quantized = false) {
   if (n.op != OpId::ConvTranspose || n.inputs.size() < 2 || n.inputs.size() > 3 || n.outputs.size() != 1 ||
       n.outputs[0] < 0)
     return false;
@@ -46,7 +53,13 @@ bool deconv_geometry(const Graph& g, const Node& n, Deconv2x2Geometry* geo) {
   const Tensor* w = g.input(n, 1);
   const Tensor* b = g.input(n, 2);
   const Tensor& y = g.tensor(n.outputs[0]);
-  if (!is_f32(x) || !is_f32(w) || (b && !is_f32(b)) || !is_f32(&y)) return false;
+  if (!x || !w) return false;
+  if (quantized) {
+    if (x->dtype != DType::kI8 || w->dtype != DType::kI8 || (b && b->dtype != DType::kI32) || y.dtype != DType::kI8)
+      return false;
+  } else if (!is_f32(x) || !is_f32(w) || (b && !is_f32(b)) || !is_f32(&y)) {
+    return false;
+  }
   if (!w->is_const() || (b && !b->is_const())) return false;
   if (x->shape.size() != 4 || w->shape.size() != 4 || y.shape.size() != 4) return false;
   if (n.attrs.get_int("group", 1) != 1) return false;
@@ -169,8 +182,146 @@ class Deconv2x2F32 : public Kernel {
   std::vector<float> wt_, bias_;
 };
 
+// ---- INT8: "x86_deconv2x2_int8" ----
+// y[o][2i+a][2j+b] = requant(bias_q[o] + sum over c of (x[c][i][j] - zp_x) * w[c][o][a][b]): each
+// output takes one tap, so this is a 1x1 product with 4 outputs (a, b) per channel, stored with
+// the depth-to-space interleave. Per job (image, input row i): the row is packed per 4 channels
+// into the vpdpbusd operand layout ([c4][16-pixel group][16 pixels][4 channels] u8, x ^ 0x80, i.e.
+// x + 128), then per output channel and pixel group 4 int32 accumulators (a, b) run over c4 with
+// the 4 taps' weights broadcast as dwords. As in the pointwise kernel, comp[o][a][b] = bias_q[o] -
+// (zp_x + 128) * sum_c w[c][o][a][b] makes the wrapped sum the exact accumulator, and
+// x86::requant16_float_bounds is requant_one's operations in its order: bit-exact with ref_int8
+// (Int8FastVsRef.Deconv2x2Vnni). b = 0 and b = 1 bytes are interleaved into 32 output columns.
+// NCHW in and out. Needs AVX-512 F/BW/VL and VNNI.
+
+#define ORKNN_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
+
+bool supports_deconv2x2_int8(const Graph& g, const Node& n) {
+  if (disabled_by_env() || !x86::cpu_avx512vnni() || !is_quantized_node(g, n)) return false;
+  Deconv2x2Geometry geo;
+  return deconv_geometry(g, n, &geo, /*quantized=*/true) && is_q8_conv_form(g, n, geo.oc, /*weight_axis=*/1);
+}
+
+// Input row i of one image (planes of h * w) -> pack[c4][groups][64]: dword p of group gi holds
+// channels 4k .. 4k + 3 of pixel 16 gi + p (x ^ 0x80; channels past ic as 0: their weights are 0).
+ORKNN_VNNI void pack_row(const int8_t* x, const Deconv2x2Geometry& g, int64_t i, int64_t groups, uint8_t* pack) {
+  const int64_t plane = g.h * g.w, c4 = (g.ic + 3) / 4;
+  const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
+  for (int64_t k = 0; k < c4; ++k)
+    for (int64_t gi = 0; gi < groups; ++gi) {
+      const int64_t j = 16 * gi, n = std::min<int64_t>(16, g.w - j);
+      const __mmask16 m = n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
+      __m128i r[4];
+      for (int t = 0; t < 4; ++t) {
+        const int64_t ch = 4 * k + t;
+        r[t] = ch < g.ic ? _mm_xor_si128(_mm_maskz_loadu_epi8(m, x + ch * plane + i * g.w + j), flip) : _mm_setzero_si128();
+      }
+      const __m128i t0 = _mm_unpacklo_epi8(r[0], r[1]), t1 = _mm_unpackhi_epi8(r[0], r[1]);
+      const __m128i t2 = _mm_unpacklo_epi8(r[2], r[3]), t3 = _mm_unpackhi_epi8(r[2], r[3]);
+      uint8_t* d = pack + (k * groups + gi) * 64;
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d), _mm_unpacklo_epi16(t0, t2));       // pixels 0-3
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 16), _mm_unpackhi_epi16(t0, t2));  // 4-7
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 32), _mm_unpacklo_epi16(t1, t3));  // 8-11
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 48), _mm_unpackhi_epi16(t1, t3));  // 12-15
+    }
+}
+
+class Deconv2x2Int8 : public Kernel {
+ public:
+  Status prepare(const KernelContext& ctx) override {
+    if (!deconv_geometry(*ctx.graph, *ctx.node, &geo_, /*quantized=*/true))
+      return ORKNN_ERR(kFail, "ConvTranspose '%s': not a 2x2 stride-2 deconvolution this kernel handles",
+                       ctx.node->name.c_str());
+    const QuantScalar qx = per_tensor(ctx.in_tensor(0));
+    const Int8Output out = int8_output(qx.scale, ctx.in_tensor(1).quant, ctx.out_tensor(0), ctx.node->attrs, geo_.oc);
+    c4_ = (geo_.ic + 3) / 4;
+    groups_ = (geo_.w + 15) / 16;
+    // ONNX weights [ic][oc][a][b] -> dwords [oc][tap][c4] of 4 input channels; comp per (oc, tap).
+    const int8_t* w = ctx.in<int8_t>(1);
+    const int32_t* bias = ctx.has_input(2) ? ctx.in<int32_t>(2) : nullptr;
+    weights_.assign(static_cast<size_t>(geo_.oc * 4 * c4_), 0);
+    comp_.assign(static_cast<size_t>(geo_.oc * 4), 0);
+    for (int64_t o = 0; o < geo_.oc; ++o)
+      for (int t = 0; t < 4; ++t) {
+        int64_t sum = 0;
+        for (int64_t c = 0; c < geo_.ic; ++c) {
+          const int8_t v = w[(c * geo_.oc + o) * 4 + t];
+          reinterpret_cast<int8_t*>(&weights_[static_cast<size_t>((o * 4 + t) * c4_ + c / 4)])[c % 4] = v;
+          sum += v;
+        }
+        comp_[static_cast<size_t>(o * 4 + t)] = x86::u8_compensation(bias ? bias[o] : 0, sum, qx.zp);
+      }
+    mult_ = out.mult;
+    zp_y_ = out.zp_y;
+    lo_ = static_cast<float>(out.clamp.lo - out.zp_y);
+    hi_ = static_cast<float>(out.clamp.hi - out.zp_y);
+    slots_ = thread_slots(ctx.num_threads);
+    packs_.assign(static_cast<size_t>(slots_ * c4_ * groups_ * 64), 0);
+    return Status::Ok();
+  }
+
+  void run(const KernelContext& ctx) override {
+    const int8_t* x = ctx.in<int8_t>(0);
+    int8_t* y = ctx.out<int8_t>(0);
+    const int64_t jobs = geo_.batch * geo_.h;  // (image, input row)
+    const int nt = std::min(threads_for(jobs * geo_.w * geo_.ic * geo_.oc, int64_t{1} << 18, ctx.num_threads), slots_);
+    parallel_ranges(jobs, nt, [&](int64_t j0, int64_t j1, int slot) {
+      uint8_t* pack = packs_.data() + static_cast<size_t>(slot * c4_ * groups_ * 64);
+      for (int64_t job = j0; job < j1; ++job) {
+        const int64_t i = job % geo_.h, b = job / geo_.h;
+        pack_row(x + b * geo_.ic * geo_.h * geo_.w, geo_, i, groups_, pack);
+        row(pack, i, y + b * geo_.oc * 4 * geo_.h * geo_.w);
+      }
+    });
+  }
+
+ private:
+  Deconv2x2Geometry geo_;
+  int64_t c4_ = 0, groups_ = 0;
+  std::vector<int32_t> weights_, comp_;
+  std::vector<float> mult_;
+  int32_t zp_y_ = 0;
+  float lo_ = -128.f, hi_ = 127.f;
+  int slots_ = 1;
+  std::vector<uint8_t> packs_;  // one packed input row per thread slot
+
+  // Output rows 2i, 2i + 1 of every channel of one image (yb) from the packed input row i.
+  ORKNN_VNNI void row(const uint8_t* pack, int64_t i, int8_t* yb) const {
+    const int64_t ow = 2 * geo_.w, oplane = 4 * geo_.h * geo_.w;
+    const __m512 vlo = _mm512_set1_ps(lo_), vhi = _mm512_set1_ps(hi_);
+    const __m512i zp = _mm512_set1_epi32(zp_y_);
+    for (int64_t o = 0; o < geo_.oc; ++o) {
+      const int32_t* wo = weights_.data() + o * 4 * c4_;
+      const __m512 mv = _mm512_set1_ps(mult_[static_cast<size_t>(o)]);
+      for (int64_t gi = 0; gi < groups_; ++gi) {
+        __m512i acc[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
+                          _mm512_setzero_si512()};
+        for (int64_t k = 0; k < c4_; ++k) {
+          const __m512i xv = _mm512_loadu_si512(pack + (k * groups_ + gi) * 64);
+#pragma GCC unroll 4
+          for (int t = 0; t < 4; ++t) acc[t] = _mm512_dpbusd_epi32(acc[t], xv, _mm512_set1_epi32(wo[t * c4_ + k]));
+        }
+        const int64_t j = 16 * gi, cols = 2 * std::min<int64_t>(16, geo_.w - j);
+        const __mmask32 m = cols >= 32 ? ~__mmask32{0} : ((__mmask32{1} << cols) - 1);
+        for (int a = 0; a < 2; ++a) {
+          __m128i q[2];
+          for (int bb = 0; bb < 2; ++bb) {
+            const int t = 2 * a + bb;
+            q[bb] = _mm512_cvtepi32_epi8(x86::requant16_float_bounds(
+                acc[t], _mm512_set1_epi32(comp_[static_cast<size_t>(o * 4 + t)]), mv, vlo, vhi, zp));
+          }
+          // Columns 2j + 2p + b: the b = 0 and b = 1 bytes alternate.
+          const __m256i cols32 = _mm256_set_m128i(_mm_unpackhi_epi8(q[0], q[1]), _mm_unpacklo_epi8(q[0], q[1]));
+          _mm256_mask_storeu_epi8(yb + o * oplane + (2 * i + a) * ow + 2 * j, m, cols32);
+        }
+      }
+    }
+  }
+};
+
 }  // namespace
 
 ORKNN_REGISTER_KERNEL(ConvTranspose, "x86_deconv2x2_f32", 20, supports_deconv2x2, Deconv2x2F32);
+ORKNN_REGISTER_KERNEL(ConvTranspose, "x86_deconv2x2_int8", 20, supports_deconv2x2_int8, Deconv2x2Int8);
 
 }  // namespace orknn
