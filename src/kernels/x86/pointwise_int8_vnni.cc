@@ -610,9 +610,10 @@ bool supports_stem_int8(const Graph& g, const Node& n) {
   if (!x86::cpu_avx512vnni() || !x86::cpu_avx512vbmi() || env_flag("OPENRKNN_DISABLE_X86_STEM")) return false;
   if (!is_quantized_node(g, n)) return false;
   StemGeometry geo;
-  // At most 16 output channels the product's register tile holds only 6 accumulators, and oneDNN
-  // was as fast (mobilenet_v3_small's 3 -> 16 stem, one thread: 90 vs 87 us).
-  return stem_geometry(g, n, &geo) && geo.oc > 16 && is_q8_conv_form(g, n, geo.oc);
+  // Below 16 output channels the product's register tile holds only 6 accumulators or fewer. At
+  // 16, oneDNN was as fast on an AMD Zen CPU (mobilenet_v3_small's 3 -> 16 stem, one thread: 90 vs
+  // 87 us) and slower on a Xeon with AMX (276-280 vs 197-200 us).
+  return stem_geometry(g, n, &geo) && geo.oc >= 16 && is_q8_conv_form(g, n, geo.oc);
 }
 
 // n pixels of one NCHW image row (channel ch at x + ch * plane, c <= 4) -> n channels-last pixels
