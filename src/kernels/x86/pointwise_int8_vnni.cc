@@ -486,7 +486,17 @@ class PointwiseInt8 : public Kernel {
       prepare_nhwc(w, out);
       return Status::Ok();
     }
-    tiles_.assign(static_cast<size_t>(slots_) * static_cast<size_t>(c4_ * kTilePixels * 4), 0);
+    // AMX (rows of 64 bytes and more, as the NHWC path): weights row-major [oc padded to 16][C
+    // padded to 64], zero in the padding; the tiles get the padded channel groups (their bytes
+    // meet zero weights).
+    amx_ = geo_.c >= 64 && amx_nchw_enabled();
+    if (amx_) {
+      cpad_ = (geo_.c + 63) / 64 * 64;
+      w_amx_.assign(static_cast<size_t>((geo_.oc + 15) / 16 * 16 * cpad_), 0);
+      for (int64_t o = 0; o < geo_.oc; ++o) std::memcpy(&w_amx_[static_cast<size_t>(o * cpad_)], w + o * geo_.c, geo_.c);
+    }
+    const int64_t tile_c4 = amx_ ? cpad_ / 4 : c4_;
+    tiles_.assign(static_cast<size_t>(slots_) * static_cast<size_t>(tile_c4 * kTilePixels * 4), 0);
     return Status::Ok();
   }
 
@@ -504,8 +514,9 @@ class PointwiseInt8 : public Kernel {
     const Epilogue e{comp_.data(), mult_.data(), zp_y_, lo_, hi_};
     // Claimed a few consecutive jobs at a time: neighbouring tiles (whose output rows share cache
     // lines when the image is not a multiple of 64 pixels) mostly stay on one thread.
+    const int64_t tile_bytes = (amx_ ? cpad_ / 4 : c4_) * kTilePixels * 4;
     parallel_claimed(jobs, nt, jobs / (8 * nt), [&](int64_t j, int slot) {
-      uint8_t* tile = tiles_.data() + static_cast<size_t>(slot) * static_cast<size_t>(c4_ * kTilePixels * 4);
+      uint8_t* tile = tiles_.data() + static_cast<size_t>(slot) * static_cast<size_t>(tile_bytes);
       const int64_t t = j / row_parts, part = j % row_parts;
       const int64_t b = t / tiles_per_image, p0 = (t % tiles_per_image) * kTilePixels;
       const int64_t np = std::min(kTilePixels, geo_.pixels - p0);
@@ -513,6 +524,11 @@ class PointwiseInt8 : public Kernel {
       int8_t* yb = y + b * geo_.oc * geo_.pixels + p0;
       pack_tile(xb, geo_.c, geo_.pixels, p0, np, tile);
       const int64_t blk0 = blocks_ * part / row_parts, blk1 = blocks_ * (part + 1) / row_parts;
+      if (amx_) {
+        // Blocks of 16 output channels on AMX: the row blocks [blk0, blk1) of 4 rows, rounded to 16.
+        amx_rows(tile, (blk0 * kRows + 15) / 16, (blk1 * kRows + 15) / 16, np, yb);
+        return;
+      }
       for (int64_t blk = blk0; blk < blk1; ++blk)
         row_block(tile, c4_, weights_.data() + blk * c4_ * kRows, blk * kRows, geo_.oc, np, e, yb, geo_.pixels);
     });
@@ -527,6 +543,77 @@ class PointwiseInt8 : public Kernel {
   int32_t zp_y_ = 0, lo_ = -128, hi_ = 127;
   int slots_ = 1;
   std::vector<uint8_t> tiles_;  // one packed tile per thread slot
+  bool amx_ = false;            // the NCHW product on AMX tiles (amx_rows)
+  int64_t cpad_ = 0;            // channels padded to 64 (AMX)
+  std::vector<int8_t> w_amx_;   // [oc padded to 16][cpad_]
+
+  static bool amx_nchw_enabled() { return x86::cpu_amx_int8() && !env_flag("OPENRKNN_DISABLE_X86_AMX"); }
+
+  // The NCHW product on AMX: C[16 output channels][16 pixels] += A[16 output channels][64
+  // weight bytes] x B[16 channel groups][16 pixels x 4], tdpbsud (signed weights, unsigned
+  // activations). The packed tile ([c4][64 pixels][4]) holds 4 B tiles side by side (row stride
+  // 256 bytes), and a C tile's rows are 16 pixels of one output channel: NCHW output rows. Output
+  // channel blocks [ob0, ob1) of 16 (the last may be partial), np pixels of the tile.
+  ORKNN_AMX void amx_rows(const uint8_t* tile, int64_t ob0, int64_t ob1, int64_t np, int8_t* yb) const {
+    alignas(64) int32_t acc[4][16][16];
+    alignas(64) uint8_t cfg[64] = {};
+    cfg[0] = 1;
+    for (int t = 0; t < 8; ++t) {
+      const uint16_t colsb = 64;
+      std::memcpy(cfg + 16 + 2 * t, &colsb, 2);
+      cfg[48 + t] = 16;
+    }
+    _tile_loadconfig(cfg);
+    const int64_t kblocks = cpad_ / 64, tiles = (np + 15) / 16;
+    const __m512 vmin = _mm512_set1_ps(-512.f), vmax = _mm512_set1_ps(512.f);
+    const __m512i zp = _mm512_set1_epi32(zp_y_), lo = _mm512_set1_epi32(lo_), hi = _mm512_set1_epi32(hi_);
+    for (int64_t ob = ob0; ob < ob1; ++ob) {
+      const int8_t* a = w_amx_.data() + ob * 16 * cpad_;
+      _tile_zero(0);
+      _tile_zero(1);
+      _tile_zero(2);
+      _tile_zero(3);
+      for (int64_t k = 0; k < kblocks; ++k) {
+        _tile_loadd(4, a + k * 64, cpad_);
+        const uint8_t* b = tile + k * 16 * kTilePixels * 4;  // 16 channel groups of 64 pixels
+        _tile_loadd(5, b, kTilePixels * 4);
+        _tile_dpbsud(0, 4, 5);
+        if (tiles > 1) {
+          _tile_loadd(6, b + 64, kTilePixels * 4);
+          _tile_dpbsud(1, 4, 6);
+        }
+        if (tiles > 2) {
+          _tile_loadd(7, b + 128, kTilePixels * 4);
+          _tile_dpbsud(2, 4, 7);
+        }
+        if (tiles > 3) {
+          _tile_loadd(5, b + 192, kTilePixels * 4);
+          _tile_dpbsud(3, 4, 5);
+        }
+      }
+      _tile_stored(0, acc[0], 64);
+      if (tiles > 1) _tile_stored(1, acc[1], 64);
+      if (tiles > 2) _tile_stored(2, acc[2], 64);
+      if (tiles > 3) _tile_stored(3, acc[3], 64);
+      // Requantized as row_block does (the same operations, so the same bytes).
+      const int64_t rows = std::min<int64_t>(16, geo_.oc - ob * 16);
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t o = ob * 16 + r;
+        const __m512i comp = _mm512_set1_epi32(comp_[static_cast<size_t>(o)]);
+        const __m512 mult = _mm512_set1_ps(mult_[static_cast<size_t>(o)]);
+        for (int64_t t = 0; t < tiles; ++t) {
+          __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_load_si512(acc[t][r]), comp)), mult);
+          f = _mm512_min_ps(_mm512_max_ps(f, vmin), vmax);
+          __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), zp);
+          q = _mm512_min_epi32(_mm512_max_epi32(q, lo), hi);
+          const int64_t left = np - 16 * t;
+          const __mmask16 m = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
+          _mm_mask_storeu_epi8(yb + o * geo_.pixels + 16 * t, m, _mm512_cvtepi32_epi8(q));
+        }
+      }
+    }
+    _tile_release();
+  }
   // NHWC activations (NhwcPw).
   bool blocked_ = false;
   NhwcPw nhwc_;
