@@ -29,6 +29,7 @@
 #include "int8_test_helpers.h"
 
 #if defined(ORKNN_WITH_ONEDNN)
+#include "kernels/x86/cpu_features.h"
 #include "kernels/x86/int8_requant.h"
 
 namespace orknn {
@@ -718,6 +719,19 @@ void expect_declined(const std::vector<ConvCase>& cases, uint32_t seed, const ch
   }
 }
 
+// Runs the cases on the kernel's VNNI loops and, on a CPU with AMX-INT8, again on its AMX tiles
+// (which take rows of 64 bytes and more there): both paths are checked on such a CPU.
+void run_vnni_and_amx(const std::vector<ConvCase>& v, uint32_t seed, const char* kernel) {
+  if (x86::cpu_amx_int8()) {
+    SCOPED_TRACE("AMX");
+    for (const ConvCase& c : v) run_conv_case(c, seed++, kernel);
+  }
+  SCOPED_TRACE("VNNI");
+  setenv("OPENRKNN_DISABLE_X86_AMX", "1", 1);
+  for (const ConvCase& c : v) run_conv_case(c, seed++, kernel);
+  unsetenv("OPENRKNN_DISABLE_X86_AMX");
+}
+
 TEST(Int8FastVsRef, PointwiseVnni) {
   if (!has_kernel(OpId::Conv, "x86_pw_int8")) GTEST_SKIP() << "x86_pw_int8 not built";
   if (!__builtin_cpu_supports("avx512vnni") || !__builtin_cpu_supports("avx512bw"))
@@ -783,7 +797,8 @@ TEST(Int8FastVsRef, PointwiseVnni) {
   v.push_back(conv2d("stride2_batch2_odd", {2, 40, 9, 7}, 70, 1, 1, 2, 0));
   v.push_back(conv2d("stride2_c72", {1, 72, 9, 9}, 40, 1, 1, 2, 0));
   uint32_t seed = 900;
-  for (const ConvCase& c : v) run_conv_case(c, seed++, "x86_pw_int8");
+  run_vnni_and_amx(v, seed, "x86_pw_int8");
+  seed += 2 * static_cast<uint32_t>(v.size());
   // What the kernel must decline: padding, groups, stride 3.
   expect_declined({conv2d("padded", {1, 16, 8, 8}, 16, 1, 1, 1, 1), conv2d("grouped", {1, 16, 8, 8}, 16, 2, 1, 1, 0),
                    conv2d("stride3", {1, 16, 8, 8}, 16, 1, 1, 3, 0)},
@@ -897,7 +912,8 @@ TEST(Int8FastVsRef, StemVnni) {
     c.zp_x = -128;
   }
   uint32_t seed = 1300;
-  for (const ConvCase& c : v) run_conv_case(c, seed++, "x86_stem_int8");
+  run_vnni_and_amx(v, seed, "x86_stem_int8");
+  seed += 2 * static_cast<uint32_t>(v.size());
   // What the kernel must decline: 1x1 (the pointwise kernel's), 5 channels, under 16 output
   // channels, window rows past 64 bytes, groups, dilations.
   expect_declined({conv2d("k1", {1, 3, 8, 8}, 24, 1, 1, 1, 0), conv2d("c5", {1, 5, 8, 8}, 24, 1, 3, 1, 1),
