@@ -69,6 +69,24 @@ bool supports_pw_int8(const Graph& g, const Node& n) {
 #define ORKNN_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 #define ORKNN_AMX __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,amx-tile,amx-int8")))
 
+// The AMX paths below (NhwcPw::run_rows_amx, PointwiseInt8::amx_rows) on CPUs with AMX-INT8;
+// OPENRKNN_DISABLE_X86_AMX=1 keeps the VNNI loops (A/B measurements, tests of both paths).
+bool amx_enabled() { return x86::cpu_amx_int8() && !env_flag("OPENRKNN_DISABLE_X86_AMX"); }
+
+// Palette 1 with all 8 tiles of 16 rows of 64 bytes. The configuration is per thread; each AMX
+// product call loads it (a few dozen cycles) and releases the tiles at its end, because other code
+// on the thread (oneDNN's AMX kernels) loads its own.
+ORKNN_AMX void load_amx_tile_config() {
+  alignas(64) uint8_t cfg[64] = {};
+  cfg[0] = 1;  // palette
+  for (int t = 0; t < 8; ++t) {
+    const uint16_t colsb = 64;
+    std::memcpy(cfg + 16 + 2 * t, &colsb, 2);
+    cfg[48 + t] = 16;
+  }
+  _tile_loadconfig(cfg);
+}
+
 // Packs pixels [p0, p0 + np) of channels [0, c) of one NCHW image into dst[c4][64][4] u8
 // (x ^ 0x80), channels past c and pixels past np as 0x80 (their weights are 0 / they are not
 // stored).
@@ -105,6 +123,16 @@ struct Epilogue {
   int32_t zp, lo, hi;
 };
 
+// 16 accumulators of output channel o -> int8 (in [-128, 127]): x86::requant_one's operations
+// in its order.
+ORKNN_VNNI inline __m128i requant_nchw16(__m512i acc, int64_t o, const Epilogue& e) {
+  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, _mm512_set1_epi32(e.comp[o]))),
+                           _mm512_set1_ps(e.mult[o]));
+  f = _mm512_min_ps(_mm512_max_ps(f, _mm512_set1_ps(-512.f)), _mm512_set1_ps(512.f));
+  const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), _mm512_set1_epi32(e.zp));
+  return _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(q, _mm512_set1_epi32(e.lo)), _mm512_set1_epi32(e.hi)));
+}
+
 // Output rows [r0, r0 + kRows) (weights block `wb`: [c4][kRows] dwords) x the packed tile:
 // accumulate, requantize and store np pixels of each row that exists (< oc).
 ORKNN_VNNI void row_block(const uint8_t* tile, int64_t c4, const int32_t* wb, int64_t r0, int64_t oc, int64_t np,
@@ -126,19 +154,11 @@ ORKNN_VNNI void row_block(const uint8_t* tile, int64_t c4, const int32_t* wb, in
       acc[r][3] = _mm512_dpbusd_epi32(acc[r][3], x3, wr);
     }
   }
-  const __m512 vmin = _mm512_set1_ps(-512.f), vmax = _mm512_set1_ps(512.f);
-  const __m512i zp = _mm512_set1_epi32(e.zp), lo = _mm512_set1_epi32(e.lo), hi = _mm512_set1_epi32(e.hi);
   for (int r = 0; r < kRows && r0 + r < oc; ++r) {
     const int64_t o = r0 + r;
-    const __m512i comp = _mm512_set1_epi32(e.comp[o]);
-    const __m512 mult = _mm512_set1_ps(e.mult[o]);
     int8_t* out = y + o * pixels;
     for (int v = 0; v < 4 && v * 16 < np; ++v) {
-      __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc[r][v], comp)), mult);
-      f = _mm512_min_ps(_mm512_max_ps(f, vmin), vmax);
-      __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), zp);
-      q = _mm512_min_epi32(_mm512_max_epi32(q, lo), hi);
-      const __m128i b = _mm512_cvtepi32_epi8(q);  // in [-128, 127]: truncation is exact
+      const __m128i b = requant_nchw16(acc[r][v], o, e);
       const int64_t left = np - v * 16;
       if (left >= 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(out + v * 16), b);
       else _mm_mask_storeu_epi8(out + v * 16, static_cast<__mmask16>((1u << left) - 1u), b);
@@ -308,9 +328,10 @@ struct NhwcPw {
   // np and c are: the bytes past a row's end meet zero weights (c4 is padded to whole 64-byte
   // blocks), the rows past np are not stored, and the row buffer leaves room for both
   // (nhwc_row_bytes).
+  // Tiles 0-3: the int32 accumulators; 4, 5, 7: input rows; 6: weights.
   ORKNN_AMX void run_rows_amx(const uint8_t* xu, int64_t np, int64_t v0, int64_t v1, int8_t* y) const {
     alignas(64) int32_t acc[4][16][16];
-    load_tile_config();
+    load_amx_tile_config();
     const int64_t kblocks = c4 / 16, wstep = c4 * 64;
     const int tiles = static_cast<int>((np + 15) / 16);
     const uint8_t* a = xu;
@@ -353,23 +374,6 @@ struct NhwcPw {
   int64_t pixels_per_job() const { return amx ? kAmxPixelsPerJob : kNhwcPixelsPerJob; }
 
  private:
-  static bool amx_enabled() { return x86::cpu_amx_int8() && !env_flag("OPENRKNN_DISABLE_X86_AMX"); }
-
-  // Palette 1: tiles 0-3 the int32 accumulators (16 x 64 bytes), 4-5 the input rows, 6-7 the
-  // weights, all 16 rows of 64 bytes. The configuration is per thread; it is loaded by every
-  // product call (a few dozen cycles) and released at its end, because other code on the thread
-  // (oneDNN's AMX kernels) loads its own.
-  ORKNN_AMX static void load_tile_config() {
-    alignas(64) uint8_t cfg[64] = {};
-    cfg[0] = 1;  // palette
-    for (int t = 0; t < 8; ++t) {
-      const uint16_t colsb = 64;
-      std::memcpy(cfg + 16 + 2 * t, &colsb, 2);
-      cfg[48 + t] = 16;
-    }
-    _tile_loadconfig(cfg);
-  }
-
   // Rows [0, rows) of one accumulator tile (pixel r, outputs 16 tv .. 16 tv + 15) -> int8 y + r * oc.
   ORKNN_VNNI void requant_tile(const int32_t (*acc)[16], int64_t rows, int64_t tv, int8_t* y) const {
     const int64_t o = tv * 16, left = oc - o;
@@ -489,7 +493,7 @@ class PointwiseInt8 : public Kernel {
     // AMX (rows of 64 bytes and more, as the NHWC path): weights row-major [oc padded to 16][C
     // padded to 64], zero in the padding; the tiles get the padded channel groups (their bytes
     // meet zero weights).
-    amx_ = geo_.c >= 64 && amx_nchw_enabled();
+    amx_ = geo_.c >= 64 && amx_enabled();
     if (amx_) {
       cpad_ = (geo_.c + 63) / 64 * 64;
       w_amx_.assign(static_cast<size_t>((geo_.oc + 15) / 16 * 16 * cpad_), 0);
@@ -547,26 +551,17 @@ class PointwiseInt8 : public Kernel {
   int64_t cpad_ = 0;            // channels padded to 64 (AMX)
   std::vector<int8_t> w_amx_;   // [oc padded to 16][cpad_]
 
-  static bool amx_nchw_enabled() { return x86::cpu_amx_int8() && !env_flag("OPENRKNN_DISABLE_X86_AMX"); }
-
   // The NCHW product on AMX: C[16 output channels][16 pixels] += A[16 output channels][64
   // weight bytes] x B[16 channel groups][16 pixels x 4], tdpbsud (signed weights, unsigned
   // activations). The packed tile ([c4][64 pixels][4]) holds 4 B tiles side by side (row stride
   // 256 bytes), and a C tile's rows are 16 pixels of one output channel: NCHW output rows. Output
   // channel blocks [ob0, ob1) of 16 (the last may be partial), np pixels of the tile.
+  // Tiles 0-3: the int32 accumulators; 4: weights; 5-7: input pixels.
   ORKNN_AMX void amx_rows(const uint8_t* tile, int64_t ob0, int64_t ob1, int64_t np, int8_t* yb) const {
     alignas(64) int32_t acc[4][16][16];
-    alignas(64) uint8_t cfg[64] = {};
-    cfg[0] = 1;
-    for (int t = 0; t < 8; ++t) {
-      const uint16_t colsb = 64;
-      std::memcpy(cfg + 16 + 2 * t, &colsb, 2);
-      cfg[48 + t] = 16;
-    }
-    _tile_loadconfig(cfg);
+    load_amx_tile_config();
     const int64_t kblocks = cpad_ / 64, tiles = (np + 15) / 16;
-    const __m512 vmin = _mm512_set1_ps(-512.f), vmax = _mm512_set1_ps(512.f);
-    const __m512i zp = _mm512_set1_epi32(zp_y_), lo = _mm512_set1_epi32(lo_), hi = _mm512_set1_epi32(hi_);
+    const Epilogue e{comp_.data(), mult_.data(), zp_y_, lo_, hi_};
     for (int64_t ob = ob0; ob < ob1; ++ob) {
       const int8_t* a = w_amx_.data() + ob * 16 * cpad_;
       _tile_zero(0);
@@ -595,20 +590,14 @@ class PointwiseInt8 : public Kernel {
       if (tiles > 1) _tile_stored(1, acc[1], 64);
       if (tiles > 2) _tile_stored(2, acc[2], 64);
       if (tiles > 3) _tile_stored(3, acc[3], 64);
-      // Requantized as row_block does (the same operations, so the same bytes).
+      // Requantized as row_block does (requant_nchw16).
       const int64_t rows = std::min<int64_t>(16, geo_.oc - ob * 16);
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t o = ob * 16 + r;
-        const __m512i comp = _mm512_set1_epi32(comp_[static_cast<size_t>(o)]);
-        const __m512 mult = _mm512_set1_ps(mult_[static_cast<size_t>(o)]);
         for (int64_t t = 0; t < tiles; ++t) {
-          __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(_mm512_load_si512(acc[t][r]), comp)), mult);
-          f = _mm512_min_ps(_mm512_max_ps(f, vmin), vmax);
-          __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), zp);
-          q = _mm512_min_epi32(_mm512_max_epi32(q, lo), hi);
           const int64_t left = np - 16 * t;
           const __mmask16 m = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
-          _mm_mask_storeu_epi8(yb + o * geo_.pixels + 16 * t, m, _mm512_cvtepi32_epi8(q));
+          _mm_mask_storeu_epi8(yb + o * geo_.pixels + 16 * t, m, requant_nchw16(_mm512_load_si512(acc[t][r]), o, e));
         }
       }
     }
