@@ -41,8 +41,8 @@ inline bool cpu_avx512vnni() {
 // AMX with 8-bit integer tiles, usable by this process: the CPU has AMX-TILE and AMX-INT8
 // (CPUID.(7,0):EDX bits 24, 25), the OS saves the tile state (XCR0 bits 17, 18) and Linux grants
 // the process the tile data (arch_prctl ARCH_REQ_XCOMP_PERM, which oneDNN requests too before its
-// AMX kernels run). The hand-written kernels do not use AMX; they ask so as to leave the layers
-// where oneDNN's AMX convolution is faster to it. (GCC's __builtin_cpu_supports("amx-int8") is not
+// AMX kernels run). The INT8 pointwise and stem products (pointwise_int8_vnni.cc) then run on
+// AMX tiles. (GCC's __builtin_cpu_supports("amx-int8") is not
 // known to clang 14, the fuzz build's compiler.)
 inline bool cpu_amx_int8() {
   static const bool ok = [] {
