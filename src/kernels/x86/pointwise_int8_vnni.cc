@@ -470,17 +470,8 @@ class PointwiseInt8 : public Kernel {
       return ORKNN_ERR(kFail, "Conv '%s': strides on NCHW activations are not handled", ctx.node->name.c_str());
     c4_ = (geo_.c + 3) / 4;
     blocks_ = (geo_.oc + kRows - 1) / kRows;
-    // NCHW path: weights as [block][c4][row] dwords of 4 channels; missing rows/channels are 0.
     const int8_t* w = ctx.in<int8_t>(1);
     comp_ = compensations(w, geo_.oc, geo_.c, ctx.has_input(2) ? ctx.in<int32_t>(2) : nullptr, qx.zp);
-    if (!blocked_) {
-      weights_.assign(static_cast<size_t>(blocks_ * c4_ * kRows), 0);
-      for (int64_t o = 0; o < geo_.oc; ++o)
-        for (int64_t ch = 0; ch < geo_.c; ++ch) {
-          const size_t dw = static_cast<size_t>(((o / kRows) * c4_ + ch / 4) * kRows + o % kRows);
-          reinterpret_cast<int8_t*>(&weights_[dw])[ch % 4] = w[o * geo_.c + ch];
-        }
-    }
     mult_ = out.mult;
     zp_y_ = out.zp_y;
     lo_ = out.clamp.lo;
@@ -498,9 +489,17 @@ class PointwiseInt8 : public Kernel {
       cpad_ = (geo_.c + 63) / 64 * 64;
       w_amx_.assign(static_cast<size_t>((geo_.oc + 15) / 16 * 16 * cpad_), 0);
       for (int64_t o = 0; o < geo_.oc; ++o) std::memcpy(&w_amx_[static_cast<size_t>(o * cpad_)], w + o * geo_.c, geo_.c);
+    } else {
+      // VNNI: weights as [block][c4][row] dwords of 4 channels; missing rows/channels are 0.
+      weights_.assign(static_cast<size_t>(blocks_ * c4_ * kRows), 0);
+      for (int64_t o = 0; o < geo_.oc; ++o)
+        for (int64_t ch = 0; ch < geo_.c; ++ch) {
+          const size_t dw = static_cast<size_t>(((o / kRows) * c4_ + ch / 4) * kRows + o % kRows);
+          reinterpret_cast<int8_t*>(&weights_[dw])[ch % 4] = w[o * geo_.c + ch];
+        }
     }
-    const int64_t tile_c4 = amx_ ? cpad_ / 4 : c4_;
-    tiles_.assign(static_cast<size_t>(slots_) * static_cast<size_t>(tile_c4 * kTilePixels * 4), 0);
+    tile_bytes_ = (amx_ ? cpad_ / 4 : c4_) * kTilePixels * 4;
+    tiles_.assign(static_cast<size_t>(slots_ * tile_bytes_), 0);
     return Status::Ok();
   }
 
@@ -518,9 +517,8 @@ class PointwiseInt8 : public Kernel {
     const Epilogue e{comp_.data(), mult_.data(), zp_y_, lo_, hi_};
     // Claimed a few consecutive jobs at a time: neighbouring tiles (whose output rows share cache
     // lines when the image is not a multiple of 64 pixels) mostly stay on one thread.
-    const int64_t tile_bytes = (amx_ ? cpad_ / 4 : c4_) * kTilePixels * 4;
     parallel_claimed(jobs, nt, jobs / (8 * nt), [&](int64_t j, int slot) {
-      uint8_t* tile = tiles_.data() + static_cast<size_t>(slot) * static_cast<size_t>(tile_bytes);
+      uint8_t* tile = tiles_.data() + static_cast<size_t>(slot * tile_bytes_);
       const int64_t t = j / row_parts, part = j % row_parts;
       const int64_t b = t / tiles_per_image, p0 = (t % tiles_per_image) * kTilePixels;
       const int64_t np = std::min(kTilePixels, geo_.pixels - p0);
@@ -541,12 +539,13 @@ class PointwiseInt8 : public Kernel {
  private:
   PwGeometry geo_;
   int64_t c4_ = 0, blocks_ = 0;
-  std::vector<int32_t> weights_;
+  std::vector<int32_t> weights_;  // the NCHW VNNI path's [block][c4][row] (empty with AMX)
   std::vector<int32_t> comp_;
   std::vector<float> mult_;
   int32_t zp_y_ = 0, lo_ = -128, hi_ = 127;
   int slots_ = 1;
-  std::vector<uint8_t> tiles_;  // one packed tile per thread slot
+  std::vector<uint8_t> tiles_;  // one packed tile (tile_bytes_) per thread slot
+  int64_t tile_bytes_ = 0;
   bool amx_ = false;            // the NCHW product on AMX tiles (amx_rows)
   int64_t cpad_ = 0;            // channels padded to 64 (AMX)
   std::vector<int8_t> w_amx_;   // [oc padded to 16][cpad_]
