@@ -818,6 +818,7 @@ TEST(Int8FastVsRef, Deconv2x2Vnni) {
   v.push_back(deconv("db_head_24_24", {1, 24, 7, 9}, 24));
   v.push_back(deconv("db_head_24_1_width_tail", {1, 24, 5, 37}, 1));  // 3 groups of 16 pixels, the last of 5
   v.push_back(deconv("c5_width16", {1, 5, 3, 16}, 7));                // a channel group of 1, one full group
+  v.push_back(deconv("width70_two_tiles", {1, 8, 2, 70}, 6));         // two 64-pixel packed tiles
   v.push_back(deconv("batch2", {2, 12, 4, 6}, 10));
   {
     ConvCase c = deconv("zp_min_relu", {1, 16, 6, 6}, 8);

@@ -28,6 +28,7 @@
 #include "kernels/ref/int8_compute.h"
 #include "kernels/x86/cpu_features.h"
 #include "kernels/x86/fused_act_avx512.h"
+#include "kernels/x86/int8_pack.h"
 #include "kernels/x86/int8_requant.h"
 #include "ops/quant_infer.h"
 
@@ -186,8 +187,9 @@ class Deconv2x2F32 : public Kernel {
 // y[o][2i+a][2j+b] = requant(bias_q[o] + sum over c of (x[c][i][j] - zp_x) * w[c][o][a][b]): each
 // output takes one tap, so this is a 1x1 product with 4 outputs (a, b) per channel, stored with
 // the depth-to-space interleave. Per job (image, input row i): the row is packed per 4 channels
-// into the vpdpbusd operand layout ([c4][16-pixel group][16 pixels][4 channels] u8, x ^ 0x80, i.e.
-// x + 128), then per output channel and pixel group 4 int32 accumulators (a, b) run over c4 with
+// into the vpdpbusd operand layout (x86::pack_tile: tiles of 64 pixels, [c4][64 pixels][4
+// channels] u8, x ^ 0x80, i.e. x + 128), then per output channel and 16 pixels 4 int32
+// accumulators (a, b) run over c4 with
 // the 4 taps' weights broadcast as dwords. As in the pointwise kernel, comp[o][a][b] = bias_q[o] -
 // (zp_x + 128) * sum_c w[c][o][a][b] makes the wrapped sum the exact accumulator, and
 // x86::requant16_float_bounds is requant_one's operations in its order: bit-exact with ref_int8
@@ -202,30 +204,6 @@ bool supports_deconv2x2_int8(const Graph& g, const Node& n) {
   return deconv_geometry(g, n, &geo, /*quantized=*/true) && is_q8_conv_form(g, n, geo.oc, /*weight_axis=*/1);
 }
 
-// Input row i of one image (planes of h * w) -> pack[c4][groups][64]: dword p of group gi holds
-// channels 4k .. 4k + 3 of pixel 16 gi + p (x ^ 0x80; channels past ic as 0: their weights are 0).
-ORKNN_VNNI void pack_row(const int8_t* x, const Deconv2x2Geometry& g, int64_t i, int64_t groups, uint8_t* pack) {
-  const int64_t plane = g.h * g.w, c4 = (g.ic + 3) / 4;
-  const __m128i flip = _mm_set1_epi8(static_cast<char>(0x80));
-  for (int64_t k = 0; k < c4; ++k)
-    for (int64_t gi = 0; gi < groups; ++gi) {
-      const int64_t j = 16 * gi, n = std::min<int64_t>(16, g.w - j);
-      const __mmask16 m = n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1);
-      __m128i r[4];
-      for (int t = 0; t < 4; ++t) {
-        const int64_t ch = 4 * k + t;
-        r[t] = ch < g.ic ? _mm_xor_si128(_mm_maskz_loadu_epi8(m, x + ch * plane + i * g.w + j), flip) : _mm_setzero_si128();
-      }
-      const __m128i t0 = _mm_unpacklo_epi8(r[0], r[1]), t1 = _mm_unpackhi_epi8(r[0], r[1]);
-      const __m128i t2 = _mm_unpacklo_epi8(r[2], r[3]), t3 = _mm_unpackhi_epi8(r[2], r[3]);
-      uint8_t* d = pack + (k * groups + gi) * 64;
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(d), _mm_unpacklo_epi16(t0, t2));       // pixels 0-3
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 16), _mm_unpackhi_epi16(t0, t2));  // 4-7
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 32), _mm_unpacklo_epi16(t1, t3));  // 8-11
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 48), _mm_unpackhi_epi16(t1, t3));  // 12-15
-    }
-}
-
 class Deconv2x2Int8 : public Kernel {
  public:
   Status prepare(const KernelContext& ctx) override {
@@ -235,7 +213,7 @@ class Deconv2x2Int8 : public Kernel {
     const QuantScalar qx = per_tensor(ctx.in_tensor(0));
     const Int8Output out = int8_output(qx.scale, ctx.in_tensor(1).quant, ctx.out_tensor(0), ctx.node->attrs, geo_.oc);
     c4_ = (geo_.ic + 3) / 4;
-    groups_ = (geo_.w + 15) / 16;
+    tiles_ = (geo_.w + x86::kPackTilePixels - 1) / x86::kPackTilePixels;
     // ONNX weights [ic][oc][a][b] -> dwords [oc][tap][c4] of 4 input channels; comp per (oc, tap).
     const int8_t* w = ctx.in<int8_t>(1);
     const int32_t* bias = ctx.has_input(2) ? ctx.in<int32_t>(2) : nullptr;
@@ -256,7 +234,7 @@ class Deconv2x2Int8 : public Kernel {
     lo_ = static_cast<float>(out.clamp.lo - out.zp_y);
     hi_ = static_cast<float>(out.clamp.hi - out.zp_y);
     slots_ = thread_slots(ctx.num_threads);
-    packs_.assign(static_cast<size_t>(slots_ * c4_ * groups_ * 64), 0);
+    packs_.assign(static_cast<size_t>(slots_ * row_bytes()), 0);
     return Status::Ok();
   }
 
@@ -266,24 +244,32 @@ class Deconv2x2Int8 : public Kernel {
     const int64_t jobs = geo_.batch * geo_.h;  // (image, input row)
     const int nt = std::min(threads_for(jobs * geo_.w * geo_.ic * geo_.oc, int64_t{1} << 18, ctx.num_threads), slots_);
     parallel_ranges(jobs, nt, [&](int64_t j0, int64_t j1, int slot) {
-      uint8_t* pack = packs_.data() + static_cast<size_t>(slot * c4_ * groups_ * 64);
+      uint8_t* pack = packs_.data() + static_cast<size_t>(slot * row_bytes());
+      const int64_t plane = geo_.h * geo_.w;
       for (int64_t job = j0; job < j1; ++job) {
         const int64_t i = job % geo_.h, b = job / geo_.h;
-        pack_row(x + b * geo_.ic * geo_.h * geo_.w, geo_, i, groups_, pack);
-        row(pack, i, y + b * geo_.oc * 4 * geo_.h * geo_.w);
+        for (int64_t t = 0; t < tiles_; ++t) {
+          const int64_t j = t * x86::kPackTilePixels;
+          x86::pack_tile(x + b * geo_.ic * plane, geo_.ic, plane, i * geo_.w + j,
+                         std::min(x86::kPackTilePixels, geo_.w - j), pack + t * tile_bytes());
+        }
+        row(pack, i, y + b * geo_.oc * 4 * plane);
       }
     });
   }
 
  private:
   Deconv2x2Geometry geo_;
-  int64_t c4_ = 0, groups_ = 0;
+  int64_t c4_ = 0, tiles_ = 0;  // tiles of 64 pixels per input row
   std::vector<int32_t> weights_, comp_;
   std::vector<float> mult_;
   int32_t zp_y_ = 0;
   float lo_ = -128.f, hi_ = 127.f;
   int slots_ = 1;
   std::vector<uint8_t> packs_;  // one packed input row per thread slot
+
+  int64_t tile_bytes() const { return c4_ * x86::kPackTilePixels * 4; }
+  int64_t row_bytes() const { return tiles_ * tile_bytes(); }
 
   // Output rows 2i, 2i + 1 of every channel of one image (yb) from the packed input row i.
   ORKNN_VNNI void row(const uint8_t* pack, int64_t i, int8_t* yb) const {
@@ -293,11 +279,12 @@ class Deconv2x2Int8 : public Kernel {
     for (int64_t o = 0; o < geo_.oc; ++o) {
       const int32_t* wo = weights_.data() + o * 4 * c4_;
       const __m512 mv = _mm512_set1_ps(mult_[static_cast<size_t>(o)]);
-      for (int64_t gi = 0; gi < groups_; ++gi) {
+      for (int64_t gi = 0; 16 * gi < geo_.w; ++gi) {  // 16 pixels: a quarter of a packed tile
+        const uint8_t* px = pack + (gi / 4) * tile_bytes() + (gi % 4) * 64;
         __m512i acc[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(),
                           _mm512_setzero_si512()};
         for (int64_t k = 0; k < c4_; ++k) {
-          const __m512i xv = _mm512_loadu_si512(pack + (k * groups_ + gi) * 64);
+          const __m512i xv = _mm512_loadu_si512(px + k * x86::kPackTilePixels * 4);
 #pragma GCC unroll 4
           for (int t = 0; t < 4; ++t) acc[t] = _mm512_dpbusd_epi32(acc[t], xv, _mm512_set1_epi32(wo[t * c4_ + k]));
         }

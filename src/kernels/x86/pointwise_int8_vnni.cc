@@ -47,6 +47,7 @@
 #include "kernels/quant_util.h"
 #include "kernels/ref/int8_compute.h"
 #include "kernels/x86/cpu_features.h"
+#include "kernels/x86/int8_pack.h"
 #include "kernels/x86/int8_requant.h"
 #include "kernels/x86/pointwise_geometry.h"
 #include "ops/quant_infer.h"
@@ -54,7 +55,7 @@
 namespace orknn {
 namespace {
 
-constexpr int64_t kTilePixels = 64;  // 4 vectors of 16 pixels
+constexpr int64_t kTilePixels = x86::kPackTilePixels;  // 4 vectors of 16 pixels
 constexpr int kRows = 4;             // output rows per register block
 int64_t g_min_pixels = 256;          // see the file comment; tests lower it
 
@@ -85,36 +86,6 @@ ORKNN_AMX void load_amx_tile_config() {
     cfg[48 + t] = 16;
   }
   _tile_loadconfig(cfg);
-}
-
-// Packs pixels [p0, p0 + np) of channels [0, c) of one NCHW image into dst[c4][64][4] u8
-// (x ^ 0x80), channels past c and pixels past np as 0x80 (their weights are 0 / they are not
-// stored).
-ORKNN_VNNI void pack_tile(const int8_t* x, int64_t c, int64_t pixels, int64_t p0, int64_t np, uint8_t* dst) {
-  const __mmask64 pm = np >= 64 ? ~__mmask64{0} : ((__mmask64{1} << np) - 1);
-  const __m512i flip = _mm512_set1_epi8(static_cast<char>(0x80));
-  const int64_t c4 = (c + 3) / 4;
-  for (int64_t k = 0; k < c4; ++k) {
-    __m512i a[4];
-    for (int j = 0; j < 4; ++j) {
-      const int64_t ch = 4 * k + j;
-      a[j] = ch < c ? _mm512_maskz_loadu_epi8(pm, x + ch * pixels + p0) : _mm512_setzero_si512();
-      a[j] = _mm512_xor_si512(a[j], flip);
-    }
-    // Byte, then 16-bit interleaves give, per 128-bit lane L, pixels L*16 + {0-3, 4-7, 8-11,
-    // 12-15} as 4-byte groups in u0..u3; the lane shuffles put the 64 pixels back in order.
-    const __m512i t0 = _mm512_unpacklo_epi8(a[0], a[1]), t1 = _mm512_unpackhi_epi8(a[0], a[1]);
-    const __m512i t2 = _mm512_unpacklo_epi8(a[2], a[3]), t3 = _mm512_unpackhi_epi8(a[2], a[3]);
-    const __m512i u0 = _mm512_unpacklo_epi16(t0, t2), u1 = _mm512_unpackhi_epi16(t0, t2);
-    const __m512i u2 = _mm512_unpacklo_epi16(t1, t3), u3 = _mm512_unpackhi_epi16(t1, t3);
-    const __m512i s0 = _mm512_shuffle_i32x4(u0, u1, 0x44), s1 = _mm512_shuffle_i32x4(u2, u3, 0x44);
-    const __m512i s2 = _mm512_shuffle_i32x4(u0, u1, 0xEE), s3 = _mm512_shuffle_i32x4(u2, u3, 0xEE);
-    uint8_t* d = dst + k * kTilePixels * 4;
-    _mm512_storeu_si512(d, _mm512_shuffle_i32x4(s0, s1, 0x88));        // pixels 0-15
-    _mm512_storeu_si512(d + 64, _mm512_shuffle_i32x4(s0, s1, 0xDD));   // 16-31
-    _mm512_storeu_si512(d + 128, _mm512_shuffle_i32x4(s2, s3, 0x88));  // 32-47
-    _mm512_storeu_si512(d + 192, _mm512_shuffle_i32x4(s2, s3, 0xDD));  // 48-63
-  }
 }
 
 struct Epilogue {
@@ -524,7 +495,7 @@ class PointwiseInt8 : public Kernel {
       const int64_t np = std::min(kTilePixels, geo_.pixels - p0);
       const int8_t* xb = x + b * geo_.c * geo_.pixels;
       int8_t* yb = y + b * geo_.oc * geo_.pixels + p0;
-      pack_tile(xb, geo_.c, geo_.pixels, p0, np, tile);
+      x86::pack_tile(xb, geo_.c, geo_.pixels, p0, np, tile);
       const int64_t blk0 = blocks_ * part / row_parts, blk1 = blocks_ * (part + 1) / row_parts;
       if (amx_) {
         // Blocks of 16 output channels on AMX: the row blocks [blk0, blk1) of 4 rows, rounded to 16.
