@@ -23,7 +23,13 @@ case "$MODE" in
     BUILD="${SAN_BUILD_DIR:-$ROOT/build-asan}"
     SAN="address,undefined"
     TARGETS=(all)
-    CTEST_ARGS=()
+    # Two suites at a time: the long ones (models, converter; tests/CMakeLists.txt gives them a
+    # COST so CTest starts them first) overlap instead of running back to back, the stage's
+    # biggest cut (docs/fuzzing.md, "CI"). Every suite writes its scratch files under names of
+    # its own (pid or test name). Passive OpenMP waiting: two suites' kernel threads share the 2
+    # cores instead of spinning against each other.
+    CTEST_ARGS=(-j2)
+    export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
     export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
     export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
     ;;
@@ -31,7 +37,7 @@ case "$MODE" in
     BUILD="${SAN_BUILD_DIR:-$ROOT/build-tsan}"
     SAN="thread"
     TARGETS=(test_api test_runtime)
-    CTEST_ARGS=(-R '^(api|runtime)$')
+    CTEST_ARGS=(-j1 -R '^(api|runtime)$')
     # libgomp and the prebuilt oneDNN are not instrumented: their internal synchronisation is
     # invisible to TSan and shows up as false races. The threads under test are the client's
     # (one per context), so run kernels single-threaded and on the reference backend.
@@ -59,7 +65,7 @@ cd "$BUILD"
 # its test; the log is also searched for reports to name them in the summary line.
 LOG="$BUILD/sanitize-ctest.log"
 set +e
-ctest --output-on-failure -j1 "${CTEST_ARGS[@]}" "$@" 2>&1 | tee "$LOG"
+ctest --output-on-failure "${CTEST_ARGS[@]}" "$@" 2>&1 | tee "$LOG"
 rc=${PIPESTATUS[0]}
 set -e
 DONE=$(date +%s)

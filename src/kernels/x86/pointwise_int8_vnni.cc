@@ -148,7 +148,7 @@ ORKNN_VNNI void row_block(const uint8_t* tile, int64_t c4, const int32_t* wb, in
 
 constexpr int kNhwcRows = 6;  // pixels per register tile
 constexpr int kNhwcVecs = 4;  // 16-channel output vectors per register tile (64 channels)
-constexpr int64_t kNhwcPixelsPerJob = 8 * kNhwcRows;
+constexpr int64_t kNhwcMaxPixelsPerJob = 64;
 constexpr int64_t kAmxPixelsPerJob = 64;
 
 struct NhwcPw {
@@ -186,6 +186,17 @@ struct NhwcPw {
   void set_weight(int64_t o, int64_t k, int8_t v) {
     w[static_cast<size_t>(((o / 16) * c4 + k / 4) * 64 + (o % 16) * 4 + k % 4)] = v;
   }
+  // Every weight from rows of c bytes, src[o * c + k]: set_weight's layout, 4 bytes at a time (a
+  // byte at a time this was 15% of resnet50 int8's rknn_init).
+  void set_weight_rows(const int8_t* src) {
+    for (int64_t o = 0; o < oc; ++o) {
+      int8_t* dst = w.data() + (o / 16) * c4 * 64 + (o % 16) * 4;
+      const int8_t* row = src + o * c;
+      int64_t k = 0;
+      for (; k + 4 <= c; k += 4) std::memcpy(dst + k * 16, row + k, 4);
+      for (; k < c; ++k) set_weight(o, k, row[k]);
+    }
+  }
 
   // Pixels xu[0..R) (u8 rows of c bytes) x output vectors [v0, v0 + V) -> y rows (stride oc),
   // R <= 6, V <= 4. The 24 accumulators are named variables updated by inline assembly: given the
@@ -193,15 +204,22 @@ struct NhwcPw {
   // new register, or keeps them on the stack, on each step; the "+v" operands keep each one in
   // its register.
   template <int R, int V>
-  ORKNN_VNNI void tile(const uint8_t* xu, int64_t v0, int8_t* y) const {
+  ORKNN_VNNI void tile(const uint8_t* xu, int64_t v0, int8_t* y, const int8_t* prefetch) const {
     static_assert(R >= 1 && R <= 6 && V >= 1 && V <= 4, "register tile of at most 6 x 4 vectors");
+    // The accumulators start at comp (the sum is modulo 2^32 either way), which takes one add
+    // per vector out of the requantization.
     const __m512i z = _mm512_setzero_si512();
-    __m512i a00 = z, a01 = z, a02 = z, a03 = z, a10 = z, a11 = z, a12 = z, a13 = z;
-    __m512i a20 = z, a21 = z, a22 = z, a23 = z, a30 = z, a31 = z, a32 = z, a33 = z;
-    __m512i a40 = z, a41 = z, a42 = z, a43 = z, a50 = z, a51 = z, a52 = z, a53 = z;
+    const __m512i c0 = _mm512_loadu_si512(comp.data() + v0 * 16);
+    const __m512i c1 = V > 1 ? _mm512_loadu_si512(comp.data() + (v0 + 1) * 16) : z;
+    const __m512i c2 = V > 2 ? _mm512_loadu_si512(comp.data() + (v0 + 2) * 16) : z;
+    const __m512i c3 = V > 3 ? _mm512_loadu_si512(comp.data() + (v0 + 3) * 16) : z;
+    __m512i a00 = c0, a01 = c1, a02 = c2, a03 = c3, a10 = c0, a11 = c1, a12 = c2, a13 = c3;
+    __m512i a20 = c0, a21 = c1, a22 = c2, a23 = c3, a30 = c0, a31 = c1, a32 = c2, a33 = c3;
+    __m512i a40 = c0, a41 = c1, a42 = c2, a43 = c3, a50 = c0, a51 = c1, a52 = c2, a53 = c3;
     const int8_t* wp = w.data() + v0 * c4 * 64;
     const int64_t wstep = c4 * 64;
     for (int64_t k = 0; k < c4; ++k, wp += 64) {
+      if (prefetch) _mm_prefetch(reinterpret_cast<const char*>(prefetch + k * 64), _MM_HINT_T1);
       const __m512i w0 = _mm512_loadu_si512(wp);
       const __m512i w1 = V > 1 ? _mm512_loadu_si512(wp + wstep) : z;
       const __m512i w2 = V > 2 ? _mm512_loadu_si512(wp + 2 * wstep) : z;
@@ -233,17 +251,14 @@ struct NhwcPw {
       // them in channel order. (Four vpmovdb and 16-byte stores instead: mobilenet_v2 int8's
       // 16 -> 96 at 112x112 took 102-104 against 93-95 us.)
       const __m512i order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-      __m512i cv[4], q[4];
+      __m512i q[4];
       __m512 mv[4];
 #pragma GCC unroll 4
-      for (int v = 0; v < 4; ++v) {
-        cv[v] = _mm512_loadu_si512(comp.data() + (v0 + v) * 16);
-        mv[v] = _mm512_loadu_ps(mult.data() + (v0 + v) * 16);
-      }
+      for (int v = 0; v < 4; ++v) mv[v] = _mm512_loadu_ps(mult.data() + (v0 + v) * 16);
 #pragma GCC unroll 6
       for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4
-        for (int v = 0; v < 4; ++v) q[v] = x86::requant16_float_bounds(acc[r][v], cv[v], mv[v], vlo, vhi, zp);
+        for (int v = 0; v < 4; ++v) q[v] = x86::requant16_float_bounds(acc[r][v], z, mv[v], vlo, vhi, zp);
         const __m512i bytes = _mm512_packs_epi16(_mm512_packs_epi32(q[0], q[1]), _mm512_packs_epi32(q[2], q[3]));
         _mm512_storeu_si512(y + r * oc + v0 * 16, _mm512_permutexvar_epi32(order, bytes));
       }
@@ -252,41 +267,56 @@ struct NhwcPw {
 #pragma GCC unroll 4
     for (int v = 0; v < V; ++v) {
       const int64_t o = (v0 + v) * 16;
-      const __m512i cv = _mm512_loadu_si512(comp.data() + o);
       const __m512 mv = _mm512_loadu_ps(mult.data() + o);
       const int64_t left = oc - o;
       const __mmask16 m = left >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << left) - 1);
 #pragma GCC unroll 4
       for (int r = 0; r < R; ++r)
         _mm_mask_storeu_epi8(y + r * oc + o, m,
-                             _mm512_cvtepi32_epi8(x86::requant16_float_bounds(acc[r][v], cv, mv, vlo, vhi, zp)));
+                             _mm512_cvtepi32_epi8(x86::requant16_float_bounds(acc[r][v], z, mv, vlo, vhi, zp)));
     }
   }
 
-  // Pixels [p0, p0 + np) of the flipped rows xu (row p at xu + (p - p0) * c) x output vectors
-  // [v0, v1): full tiles, then the tails.
+  // R pixels of the flipped rows xu x the V (<= kNhwcVecs) output vectors from v.
   template <int R>
-  ORKNN_VNNI void rows(const uint8_t* xu, int64_t v0, int64_t v1, int8_t* y) const {
-    int64_t v = v0;
-    for (; v + kNhwcVecs <= v1; v += kNhwcVecs) tile<R, kNhwcVecs>(xu, v, y);
-    switch (v1 - v) {
-      case 3: tile<R, 3>(xu, v, y); break;
-      case 2: tile<R, 2>(xu, v, y); break;
-      case 1: tile<R, 1>(xu, v, y); break;
+  ORKNN_VNNI void tiles(const uint8_t* xu, int64_t v, int64_t V, int8_t* y, const int8_t* prefetch) const {
+    switch (V) {
+      case 4: tile<R, 4>(xu, v, y, prefetch); break;
+      case 3: tile<R, 3>(xu, v, y, prefetch); break;
+      case 2: tile<R, 2>(xu, v, y, prefetch); break;
+      case 1: tile<R, 1>(xu, v, y, prefetch); break;
       default: break;
     }
   }
 
+  // Pixels [0, np) of the flipped rows xu (row p at xu + p * c) x output vectors [v0, v1). The
+  // weights of one block of kNhwcVecs vectors (c4 x 256 bytes) serve every pixel of the job before
+  // the next block's are read, so each weight comes from memory once per job and from L1 or L2
+  // for the job's other register tiles. While a block runs, its first register tiles prefetch the
+  // next block into L2 (one 64-byte line per step over the channels, the next block's vector t in
+  // tile t): a 7x7 image has 9 tiles per block, and without the prefetch the first of them
+  // waited on memory, which held resnet50 int8's 512 -> 2048 at 7x7 (1 MB of weights, from L3
+  // or DRAM in every run) to about 60% of the VNNI peak. (Pixels outside, as before: the whole
+  // weight matrix streamed once per 6-pixel tile; that layer 196 us.)
   void run_rows(const uint8_t* xu, int64_t np, int64_t v0, int64_t v1, int8_t* y) const {
-    int64_t p = 0;
-    for (; p + kNhwcRows <= np; p += kNhwcRows) rows<kNhwcRows>(xu + p * c, v0, v1, y + p * oc);
-    switch (np - p) {
-      case 5: rows<5>(xu + p * c, v0, v1, y + p * oc); break;
-      case 4: rows<4>(xu + p * c, v0, v1, y + p * oc); break;
-      case 3: rows<3>(xu + p * c, v0, v1, y + p * oc); break;
-      case 2: rows<2>(xu + p * c, v0, v1, y + p * oc); break;
-      case 1: rows<1>(xu + p * c, v0, v1, y + p * oc); break;
-      default: break;
+    const int64_t vector_bytes = c4 * 64;
+    for (int64_t v = v0; v < v1; v += kNhwcVecs) {
+      const int64_t V = std::min<int64_t>(kNhwcVecs, v1 - v);
+      const int64_t next = v + kNhwcVecs, next_vectors = std::min<int64_t>(kNhwcVecs, v1 - next);
+      int64_t p = 0, t = 0;
+      auto prefetch = [&]() -> const int8_t* {
+        const int64_t k = t++;
+        return k < next_vectors ? w.data() + (next + k) * vector_bytes : nullptr;
+      };
+      for (; p + kNhwcRows <= np; p += kNhwcRows) tiles<kNhwcRows>(xu + p * c, v, V, y + p * oc, prefetch());
+      switch (np - p) {
+        case 5: tiles<5>(xu + p * c, v, V, y + p * oc, prefetch()); break;
+        case 4: tiles<4>(xu + p * c, v, V, y + p * oc, prefetch()); break;
+        case 3: tiles<3>(xu + p * c, v, V, y + p * oc, prefetch()); break;
+        case 2: tiles<2>(xu + p * c, v, V, y + p * oc, prefetch()); break;
+        case 1: tiles<1>(xu + p * c, v, V, y + p * oc, prefetch()); break;
+        default: break;
+      }
     }
   }
 
@@ -341,8 +371,14 @@ struct NhwcPw {
     _tile_release();
   }
 
-  // Pixels per job of run_nhwc_product: 64 with AMX (4 C tiles), else 8 VNNI register tiles.
-  int64_t pixels_per_job() const { return amx ? kAmxPixelsPerJob : kNhwcPixelsPerJob; }
+  // Pixels per job of run_nhwc_product for `pixels` output rows: 64 with AMX (4 C tiles); with
+  // VNNI at most kNhwcMaxPixelsPerJob, the jobs of equal size, so that a small image is one job
+  // (each job reads every weight once) and a 49-pixel one no job of 1 pixel.
+  int64_t pixels_per_job(int64_t pixels) const {
+    if (amx) return kAmxPixelsPerJob;
+    const int64_t jobs = std::max<int64_t>(1, (pixels + kNhwcMaxPixelsPerJob - 1) / kNhwcMaxPixelsPerJob);
+    return (pixels + jobs - 1) / jobs;
+  }
 
  private:
   // Rows [0, rows) of one accumulator tile (pixel r, outputs 16 tv .. 16 tv + 15) -> int8 y + r * oc.
@@ -364,16 +400,16 @@ struct NhwcPw {
 // group (VNNI) or 64-byte block (AMX) may read past its row (those weights are 0); whole cache
 // lines, so that the slots share none.
 size_t nhwc_row_bytes(int64_t row) {
-  return static_cast<size_t>((std::max(kNhwcPixelsPerJob, kAmxPixelsPerJob) * row + 64 + 63) / 64 * 64);
+  return static_cast<size_t>((std::max(kNhwcMaxPixelsPerJob, kAmxPixelsPerJob) * row + 64 + 63) / 64 * 64);
 }
 
-// Y = X x W over `pixels` output rows: blocks of d.pixels_per_job() pixels, whose u8 input rows
+// Y = X x W over `pixels` output rows: blocks of d.pixels_per_job(pixels) pixels, whose u8 input rows
 // fill(p0, np, xu) writes into the thread slot's buffer (rows_buf: slots x row_bytes bytes + 64
 // for the alignment; row_bytes at least nhwc_row_bytes(d.c)).
 template <class Fill>
 void run_nhwc_product(const NhwcPw& d, int64_t pixels, int num_threads, int slots, uint8_t* rows_buf,
                       size_t row_bytes, Fill&& fill, int8_t* y) {
-  const int64_t job = d.pixels_per_job(), blocks = (pixels + job - 1) / job;
+  const int64_t job = d.pixels_per_job(pixels), blocks = (pixels + job - 1) / job;
   const int nt = std::min(threads_for(pixels * d.c * d.oc, int64_t{1} << 20, num_threads), slots);
   uint8_t* rows_base = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(rows_buf) + 63) & ~uintptr_t{63});
   auto block = [&](int64_t b, int64_t v0, int64_t v1, uint8_t* xu) {
@@ -410,9 +446,14 @@ void run_nhwc_product(const NhwcPw& d, int64_t pixels, int num_threads, int slot
 // comp[o] = x86::u8_compensation of output o, w: `per_oc` weights per output.
 std::vector<int32_t> compensations(const int8_t* w, int64_t oc, int64_t per_oc, const int32_t* bias, int32_t zp_x) {
   std::vector<int32_t> comp(static_cast<size_t>(oc));
+  constexpr int64_t kChunk = int64_t{1} << 16;  // int32 partial sums (vectorised) cannot overflow
   for (int64_t o = 0; o < oc; ++o) {
     int64_t sum = 0;
-    for (int64_t k = 0; k < per_oc; ++k) sum += w[o * per_oc + k];
+    for (int64_t k0 = 0; k0 < per_oc; k0 += kChunk) {
+      int32_t part = 0;
+      for (int64_t k = k0; k < std::min(per_oc, k0 + kChunk); ++k) part += w[o * per_oc + k];
+      sum += part;
+    }
     comp[static_cast<size_t>(o)] = x86::u8_compensation(bias ? bias[o] : 0, sum, zp_x);
   }
   return comp;
@@ -580,8 +621,7 @@ class PointwiseInt8 : public Kernel {
 
   void prepare_nhwc(const int8_t* w, const Int8Output& out) {
     nhwc_.init(geo_.c, geo_.oc, comp_, out);
-    for (int64_t o = 0; o < geo_.oc; ++o)
-      for (int64_t ch = 0; ch < geo_.c; ++ch) nhwc_.set_weight(o, ch, w[o * geo_.c + ch]);
+    nhwc_.set_weight_rows(w);
     rows_.assign(static_cast<size_t>(slots_) * nhwc_row_bytes(geo_.c) + 64, 0);  // + alignment
   }
 
