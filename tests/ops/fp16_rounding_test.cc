@@ -36,8 +36,10 @@ std::vector<float> awkward_values(size_t n, uint32_t seed) {
 }
 
 // Runs kernel `name` on node `n` of graph `g` (inputs already filled) twice: without
-// ctx.round_fp16 (then rounded here) and with it; the outputs must be bit-identical.
-void expect_fused_rounding(Graph& g, Node& n, const std::string& name, const std::vector<std::vector<float>>& inputs) {
+// ctx.round_fp16 (then rounded here) and with it; the outputs must be bit-identical. `blocked`:
+// the first input and the output are handed over as blocked tensors (the same bytes either way).
+void expect_fused_rounding(Graph& g, Node& n, const std::string& name, const std::vector<std::vector<float>>& inputs,
+                           bool blocked = false) {
   SCOPED_TRACE(name + " " + op_name(n.op));
   const KernelEntry* e = find_kernel(n.op, name);
   ASSERT_NE(e, nullptr) << name << " is not registered";
@@ -52,6 +54,10 @@ void expect_fused_rounding(Graph& g, Node& n, const std::string& name, const std
       ctx.node = &n;
       ctx.num_threads = threads;
       ctx.round_fp16 = round != 0;
+      if (blocked) {
+        ctx.in_blocked = {1};
+        ctx.out_blocked = {1};
+      }
       size_t next = 0;
       for (int id : n.inputs)
         ctx.inputs.push_back(g.tensor(id).is_const() ? static_cast<const void*>(g.tensor(id).data.ptr)
@@ -195,6 +201,25 @@ TEST(FusedFp16Rounding, Gemv) {
     n.attrs.set_float("alpha", 0.75f);
     expect_fused_rounding(g, n, "x86_gemv_f32", {awkward_values(37, 33)});
   }
+}
+
+TEST(FusedFp16Rounding, Pointwise16c) {
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  Graph g;
+  const std::vector<float> w = awkward_values(80 * 32, 41), b = awkward_values(80, 42);
+  Node n;
+  n.op = OpId::Conv;
+  n.name = "pw";
+  n.inputs = {g.add_tensor("x", {1, 32, 7, 7}, DType::kF32),
+              g.add_const("w", {80, 32, 1, 1}, DType::kF32, w.data(), w.size() * 4),
+              g.add_const("b", {80}, DType::kF32, b.data(), b.size() * 4)};
+  n.outputs = {g.add_tensor("y", {1, 80, 7, 7}, DType::kF32)};
+  n.attrs.set_ints("kernel_shape", {1, 1});
+  n.attrs.set_ints("strides", {1, 1});
+  n.attrs.set_ints("pads", {0, 0, 0, 0});
+  n.attrs.set_ints("dilations", {1, 1});
+  n.attrs.set_int("group", 1);
+  expect_fused_rounding(g, n, "x86_pw16c_f32", {awkward_values(32 * 49, 43)}, /*blocked=*/true);
 }
 
 TEST(FusedFp16Rounding, GlobalAveragePool) {
