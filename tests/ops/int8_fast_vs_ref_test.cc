@@ -732,6 +732,37 @@ void run_vnni_and_amx(const std::vector<ConvCase>& v, uint32_t seed, const char*
   unsetenv("OPENRKNN_DISABLE_X86_AMX");
 }
 
+// x86::int8_sign_sums (the weight sums behind every u8 x s8 kernel's compensation): on every
+// path, equal to the sums taken one value at a time; lengths around the 64-byte vectors and the
+// scalar path's 2^16-value chunks, -128 and 127 runs.
+TEST(Int8SignSums, EveryPathExact) {
+  IsaGuard guard;
+  std::vector<int8_t> w(200000);
+  uint32_t state = 7;
+  for (int8_t& v : w) {
+    state = state * 1664525u + 1013904223u;
+    v = static_cast<int8_t>(state >> 24);
+  }
+  std::fill(w.begin() + 1000, w.begin() + 1300, int8_t{-128});
+  std::fill(w.begin() + 2000, w.begin() + 2300, int8_t{127});
+  std::vector<x86::Int8Isa> paths = isa_paths();
+  paths.push_back(x86::Int8Isa::kNone);  // the automatic choice (the scalar loop on CPUs without AVX2)
+  for (x86::Int8Isa isa : paths) {
+    x86::int8_set_isa_override(isa);
+    for (int64_t n : {0, 1, 63, 64, 65, 1299, 65535, 65536, 65537, 200000}) {
+      int64_t want_pos = 0, want_neg = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        if (w[i] > 0) want_pos += w[i];
+        else want_neg -= w[i];
+      }
+      int64_t pos = -1, neg = -1;
+      x86::int8_sign_sums(w.data(), n, &pos, &neg);
+      EXPECT_EQ(pos, want_pos) << "n=" << n << " isa=" << static_cast<int>(isa);
+      EXPECT_EQ(neg, want_neg) << "n=" << n << " isa=" << static_cast<int>(isa);
+    }
+  }
+}
+
 TEST(Int8FastVsRef, PointwiseVnni) {
   if (!has_kernel(OpId::Conv, "x86_pw_int8")) GTEST_SKIP() << "x86_pw_int8 not built";
   if (!__builtin_cpu_supports("avx512vnni") || !__builtin_cpu_supports("avx512bw"))

@@ -63,6 +63,25 @@ void planar_to_u8_scalar(const int8_t* in, int64_t c_begin, int64_t c_end, int64
       out[px * out_ps + c] = static_cast<uint8_t>(static_cast<uint8_t>(in[c * in_cs + px]) ^ 0x80u);
 }
 
+void int8_sign_sums_scalar(const int8_t* w, int64_t n, int64_t* pos, int64_t* neg) {
+  // int32 partial sums over chunks that cannot overflow them (128 * 2^16 < 2^31); max/min instead
+  // of a branch, so the compiler vectorises the loop.
+  constexpr int64_t kChunk = int64_t{1} << 16;
+  int64_t p = 0, q = 0;
+  for (int64_t i0 = 0; i0 < n; i0 += kChunk) {
+    int32_t a = 0, b = 0;
+    for (int64_t i = i0; i < std::min(n, i0 + kChunk); ++i) {
+      const int32_t v = w[i];
+      a += std::max(v, 0);
+      b -= std::min(v, 0);
+    }
+    p += a;
+    q += b;
+  }
+  *pos = p;
+  *neg = q;
+}
+
 void int8_to_u8_scalar(const int8_t* in, int64_t n, uint8_t* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<uint8_t>(static_cast<uint8_t>(in[i]) ^ 0x80u);
 }
@@ -128,6 +147,26 @@ static inline __attribute__((always_inline)) void planar_to_u8_tiles(const int8_
 // ------------------------------------------------------------------------------------ AVX-512
 
 #define ORKNN_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+
+// 64 weights at a time: max(w, 0) and 0 - min(w, 0) are bytes in [0, 128], summed exactly by
+// vpsadbw into 64-bit lanes.
+ORKNN_AVX512 void int8_sign_sums_avx512(const int8_t* w, int64_t n, int64_t* pos, int64_t* neg) {
+  const __m512i z = _mm512_setzero_si512();
+  __m512i sp = z, sn = z;
+  for (int64_t i = 0; i < n; i += 64) {
+    const __mmask64 m = n - i >= 64 ? ~__mmask64{0} : (__mmask64{1} << (n - i)) - 1;
+    const __m512i v = _mm512_maskz_loadu_epi8(m, w + i);
+    sp = _mm512_add_epi64(sp, _mm512_sad_epu8(_mm512_max_epi8(v, z), z));
+    sn = _mm512_add_epi64(sn, _mm512_sad_epu8(_mm512_sub_epi8(z, _mm512_min_epi8(v, z)), z));
+  }
+  // Lane sums through memory (GCC 12's _mm512_reduce_add_epi64 trips its own -Wuninitialized).
+  alignas(64) int64_t lp[8], ln[8];
+  _mm512_store_si512(lp, sp);
+  _mm512_store_si512(ln, sn);
+  *pos = 0;
+  *neg = 0;
+  for (int i = 0; i < 8; ++i) *pos += lp[i], *neg += ln[i];
+}
 
 struct Avx512Consts {
   __m512i zp, lo, hi;
@@ -418,6 +457,13 @@ void int8_to_u8(const int8_t* in, int64_t n, uint8_t* out) {
   }
 #endif
   int8_to_u8_scalar(in, n, out);
+}
+
+void int8_sign_sums(const int8_t* w, int64_t n, int64_t* pos, int64_t* neg) {
+#if ORKNN_INT8_X86
+  if (int8_active_isa() == Int8Isa::kAvx512) return int8_sign_sums_avx512(w, n, pos, neg);
+#endif
+  int8_sign_sums_scalar(w, n, pos, neg);
 }
 
 }  // namespace orknn::x86

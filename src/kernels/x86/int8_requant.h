@@ -78,4 +78,9 @@ void planar_to_u8_channels_last(const int8_t* in, int64_t channels, int64_t pixe
 // out[i] = in[i] ^ 0x80 (int8 x -> u8 x + 128).
 void int8_to_u8(const int8_t* in, int64_t n, uint8_t* out);
 
+// The sums of the positive values of w[0..n) and of the negative values' magnitudes (the weight
+// sums and worst-case accumulators of the u8 x s8 kernels, computed for every quantized weight at
+// each rknn_init). Exact on every path.
+void int8_sign_sums(const int8_t* w, int64_t n, int64_t* pos, int64_t* neg);
+
 }  // namespace orknn::x86

@@ -446,15 +446,10 @@ void run_nhwc_product(const NhwcPw& d, int64_t pixels, int num_threads, int slot
 // comp[o] = x86::u8_compensation of output o, w: `per_oc` weights per output.
 std::vector<int32_t> compensations(const int8_t* w, int64_t oc, int64_t per_oc, const int32_t* bias, int32_t zp_x) {
   std::vector<int32_t> comp(static_cast<size_t>(oc));
-  constexpr int64_t kChunk = int64_t{1} << 16;  // int32 partial sums (vectorised) cannot overflow
   for (int64_t o = 0; o < oc; ++o) {
-    int64_t sum = 0;
-    for (int64_t k0 = 0; k0 < per_oc; k0 += kChunk) {
-      int32_t part = 0;
-      for (int64_t k = k0; k < std::min(per_oc, k0 + kChunk); ++k) part += w[o * per_oc + k];
-      sum += part;
-    }
-    comp[static_cast<size_t>(o)] = x86::u8_compensation(bias ? bias[o] : 0, sum, zp_x);
+    int64_t pos = 0, neg = 0;
+    x86::int8_sign_sums(w + o * per_oc, per_oc, &pos, &neg);
+    comp[static_cast<size_t>(o)] = x86::u8_compensation(bias ? bias[o] : 0, pos - neg, zp_x);
   }
   return comp;
 }
