@@ -35,6 +35,14 @@ std::vector<float> awkward_values(size_t n, uint32_t seed) {
   return v;
 }
 
+// A square window's attributes as infer writes them (every pad `pad`, no dilation).
+void set_window_attrs(Node& n, int64_t k, int64_t stride, int64_t pad) {
+  n.attrs.set_ints("kernel_shape", {k, k});
+  n.attrs.set_ints("strides", {stride, stride});
+  n.attrs.set_ints("pads", {pad, pad, pad, pad});
+  n.attrs.set_ints("dilations", {1, 1});
+}
+
 // Runs kernel `name` on node `n` of graph `g` (inputs already filled) twice: without
 // ctx.round_fp16 (then rounded here) and with it; the outputs must be bit-identical. `blocked`:
 // the first input and the output are handed over as blocked tensors (the same bytes either way).
@@ -84,10 +92,7 @@ TEST(FusedFp16Rounding, DepthwiseConv) {
   n.name = "dw";
   n.inputs = {g.add_tensor("x", {1, 5, 30, 31}, DType::kF32), g.add_const("w", {5, 1, 3, 3}, DType::kF32, w.data(), w.size() * 4)};
   n.outputs = {g.add_tensor("y", {1, 5, 30, 31}, DType::kF32)};
-  n.attrs.set_ints("kernel_shape", {3, 3});
-  n.attrs.set_ints("strides", {1, 1});
-  n.attrs.set_ints("pads", {1, 1, 1, 1});
-  n.attrs.set_ints("dilations", {1, 1});
+  set_window_attrs(n, 3, 1, 1);
   n.attrs.set_int("group", 5);
   expect_fused_rounding(g, n, "x86_dw_f32", {awkward_values(5 * 30 * 31, 4)});
 }
@@ -151,10 +156,7 @@ TEST(FusedFp16Rounding, OnednnConvSigmoidSilu) {
                 g.add_const("w", {cs.oc, cs.c, cs.k, cs.k}, DType::kF32, wt.data(), wt.size() * 4),
                 g.add_const("b", {cs.oc}, DType::kF32, bias.data(), bias.size() * 4)};
     n.outputs = {g.add_tensor("y", {1, cs.oc, oh, ow}, DType::kF32)};
-    n.attrs.set_ints("kernel_shape", {cs.k, cs.k});
-    n.attrs.set_ints("strides", {cs.stride, cs.stride});
-    n.attrs.set_ints("pads", {pad, pad, pad, pad});
-    n.attrs.set_ints("dilations", {1, 1});
+    set_window_attrs(n, cs.k, cs.stride, pad);
     n.attrs.set_int("group", 1);
     n.attrs.set_string("fused_act", cs.act);
     // Small inputs: the sums stay where sigmoid is not saturated to exactly 0 or 1.
@@ -175,10 +177,7 @@ TEST(FusedFp16Rounding, Deconv2x2) {
                 g.add_const("w", {5, oc, 2, 2}, DType::kF32, w.data(), w.size() * 4),
                 g.add_const("b", {oc}, DType::kF32, b.data(), b.size() * 4)};
     n.outputs = {g.add_tensor("y", {2, oc, 18, 74}, DType::kF32)};
-    n.attrs.set_ints("kernel_shape", {2, 2});
-    n.attrs.set_ints("strides", {2, 2});
-    n.attrs.set_ints("pads", {0, 0, 0, 0});
-    n.attrs.set_ints("dilations", {1, 1});
+    set_window_attrs(n, 2, 2, 0);
     expect_fused_rounding(g, n, "x86_deconv2x2_f32", {awkward_values(2 * 5 * 9 * 37, 23)});
   }
 }
@@ -214,10 +213,7 @@ TEST(FusedFp16Rounding, Pointwise16c) {
               g.add_const("w", {80, 32, 1, 1}, DType::kF32, w.data(), w.size() * 4),
               g.add_const("b", {80}, DType::kF32, b.data(), b.size() * 4)};
   n.outputs = {g.add_tensor("y", {1, 80, 7, 7}, DType::kF32)};
-  n.attrs.set_ints("kernel_shape", {1, 1});
-  n.attrs.set_ints("strides", {1, 1});
-  n.attrs.set_ints("pads", {0, 0, 0, 0});
-  n.attrs.set_ints("dilations", {1, 1});
+  set_window_attrs(n, 1, 1, 0);
   n.attrs.set_int("group", 1);
   expect_fused_rounding(g, n, "x86_pw16c_f32", {awkward_values(32 * 49, 43)}, /*blocked=*/true);
 }

@@ -56,13 +56,9 @@ constexpr int64_t kMinMacsPerThread = 256 * 1024;
 #define ORKNN_AVX512 __attribute__((target("avx512f")))
 
 bool supports_pw16c_f32(const Graph& g, const Node& n) {
-  if (env_flag("OPENRKNN_DISABLE_X86_PW16C_F32") || !x86::cpu_avx512f() || is_quantized_node(g, n)) return false;
+  if (env_flag("OPENRKNN_DISABLE_X86_PW16C_F32") || !x86::cpu_avx512f()) return false;
   PwGeometry geo;
-  if (!pw_geometry(g, n, &geo) || geo.strided()) return false;
-  const Tensor* b = g.input(n, 2);
-  if (!is_f32(g.input(n, 0)) || !is_f32(g.input(n, 1)) || (b && !is_f32(b)) || !is_f32(&g.tensor(n.outputs[0])))
-    return false;
-  if (b && (!b->is_const() || b->numel() != geo.oc)) return false;
+  if (!float_pw_geometry(g, n, &geo)) return false;
   // One-pixel images are x86_pw_f32's (a matrix-vector product). Above 14x14 each weight serves
   // enough pixels for oneDNN's kernels to run near the peak.
   return geo.c % 16 == 0 && geo.oc % 16 == 0 && geo.pixels > 1 && geo.pixels <= kMaxPixels;

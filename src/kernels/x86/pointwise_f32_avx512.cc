@@ -49,13 +49,9 @@ constexpr int64_t kTransposedMaxChannels = 32;  // see supports_pw_f32
 constexpr int64_t kMinMacsPerThread = 256 * 1024;
 
 bool supports_pw_f32(const Graph& g, const Node& n) {
-  if (env_flag("OPENRKNN_DISABLE_X86_PW_F32") || !x86::cpu_avx512f() || is_quantized_node(g, n)) return false;
+  if (env_flag("OPENRKNN_DISABLE_X86_PW_F32") || !x86::cpu_avx512f()) return false;
   PwGeometry geo;
-  if (!pw_geometry(g, n, &geo) || geo.strided()) return false;
-  const Tensor* b = g.input(n, 2);
-  if (!is_f32(g.input(n, 0)) || !is_f32(g.input(n, 1)) || (b && !is_f32(b)) || !is_f32(&g.tensor(n.outputs[0])))
-    return false;
-  if (b && (!b->is_const() || b->numel() != geo.oc)) return false;
+  if (!float_pw_geometry(g, n, &geo)) return false;
   // Images of one pixel (the squeeze-and-excitation convolutions), blocked or not
   // (PointwiseF32::blocked_io), up to kMaxGemvWeights: larger ones stream their weights faster
   // on oneDNN (efficientnet_b0's 1152 <-> 48: 12-13 against 15-21 us). Larger images: only where

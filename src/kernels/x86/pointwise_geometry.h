@@ -1,11 +1,12 @@
 // The geometry of a 1x1 convolution, shared by the hand-written pointwise kernels (INT8:
-// pointwise_int8_vnni.cc, float: pointwise_f32_avx512.cc).
+// pointwise_int8_vnni.cc, float: pointwise_f32_avx512.cc, pointwise16c_f32_avx512.cc).
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "graph/ir.h"
+#include "kernels/kernel.h"
 
 namespace orknn {
 
@@ -52,6 +53,16 @@ inline bool pw_geometry(const Graph& g, const Node& n, PwGeometry* geo) {
   geo->sh = st[0];
   geo->sw = st[1];
   return geo->batch > 0 && geo->c > 0 && geo->oc > 0;
+}
+
+// An unstrided 1x1 Conv of float32 tensors (not quantized) with an optional constant bias of one
+// value per output channel: the nodes the float pointwise kernels consider.
+inline bool float_pw_geometry(const Graph& g, const Node& n, PwGeometry* geo) {
+  if (is_quantized_node(g, n) || !pw_geometry(g, n, geo) || geo->strided()) return false;
+  const Tensor* b = g.input(n, 2);
+  if (!is_f32(g.input(n, 0)) || !is_f32(g.input(n, 1)) || (b && !is_f32(b)) || !is_f32(&g.tensor(n.outputs[0])))
+    return false;
+  return !b || (b->is_const() && b->numel() == geo->oc);
 }
 
 }  // namespace orknn
