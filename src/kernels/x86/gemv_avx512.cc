@@ -110,11 +110,14 @@ class GemvF32 : public Kernel {
     // B(k, j) at [block j / 64][k][j % 64], zeros past N.
     const float* b = ctx.in<float>(1);
     blocks_ = (geo_.n + kBlock - 1) / kBlock;
+    // Written in order, each block's columns of B read side by side.
     std::vector<float> packed(static_cast<size_t>(blocks_ * geo_.k * kBlock), 0.f);
-    for (int64_t k = 0; k < geo_.k; ++k)
-      for (int64_t j = 0; j < geo_.n; ++j)
-        packed[static_cast<size_t>(((j / kBlock) * geo_.k + k) * kBlock + j % kBlock)] =
-            geo_.trans_b ? b[j * geo_.k + k] : b[k * geo_.n + j];
+    for (int64_t blk = 0; blk < blocks_; ++blk)
+      for (int64_t k = 0; k < geo_.k; ++k) {
+        float* dst = packed.data() + (blk * geo_.k + k) * kBlock;
+        for (int64_t j = blk * kBlock; j < std::min(geo_.n, (blk + 1) * kBlock); ++j)
+          dst[j - blk * kBlock] = geo_.trans_b ? b[j * geo_.k + k] : b[k * geo_.n + j];
+      }
     w32_.clear();
     w16_.assign(packed.size(), 0);  // packed.size() is a multiple of kBlock
     if (!to_fp16_if_exact(packed.data(), w16_.data(), packed.size())) {

@@ -77,10 +77,13 @@ class Pointwise16cF32 : public Kernel {
     act_ = read_act_vec(ctx.node->attrs);
     ocv_ = geo_.oc / 16;
     const float* w = ctx.in<float>(1);
+    // Written in order (16 rows of w read side by side), which at rknn_init is several times
+    // faster than scattering each row.
     weights_.resize(static_cast<size_t>(geo_.oc * geo_.c));
-    for (int64_t o = 0; o < geo_.oc; ++o)
+    float* packed = weights_.data();
+    for (int64_t ov = 0; ov < ocv_; ++ov)
       for (int64_t c = 0; c < geo_.c; ++c)
-        weights_[static_cast<size_t>(((o / 16) * geo_.c + c) * 16 + o % 16)] = w[o * geo_.c + c];
+        for (int64_t l = 0; l < 16; ++l) *packed++ = w[(ov * 16 + l) * geo_.c + c];
     bias_.assign(static_cast<size_t>(geo_.oc), 0.f);
     if (ctx.has_input(2)) std::copy(ctx.in<float>(2), ctx.in<float>(2) + geo_.oc, bias_.begin());
     const int64_t jobs = (geo_.pixels + kJobPixels - 1) / kJobPixels;
