@@ -21,7 +21,7 @@
 // activation, and in fp16 mode the rounding, in registers (fused_act_avx512.h).
 //
 // Threads take jobs when there are at least two per thread, else ranges of the output vectors
-// over every job (a 7x7 image is one job).
+// over every job (a 7x7 image is one job); see run().
 //
 // NCHW input or output too (BlockedIo::kEach), so that a network computes these layers the same
 // way whichever layout its neighbours leave them (the blocked run must equal the all-NCHW one bit
@@ -49,6 +49,7 @@ namespace {
 constexpr int kPixels = 6;            // pixels per register tile
 constexpr int kVectors = 4;           // 16-channel output vectors per register tile
 constexpr int64_t kJobPixels = 64;    // at most, per job (the jobs of an image are of equal size)
+constexpr int64_t kMinJobPixels = 32; // when an image is cut into more jobs for the threads
 constexpr int64_t kMaxPixels = 196;   // images up to 14x14; see supports_pw16c_f32
 // Below this many multiply-adds per thread, waking another thread costs more than it saves.
 constexpr int64_t kMinMacsPerThread = 256 * 1024;
@@ -86,20 +87,29 @@ class Pointwise16cF32 : public Kernel {
         for (int64_t l = 0; l < 16; ++l) *packed++ = w[(ov * 16 + l) * geo_.c + c];
     bias_.assign(static_cast<size_t>(geo_.oc), 0.f);
     if (ctx.has_input(2)) std::copy(ctx.in<float>(2), ctx.in<float>(2) + geo_.oc, bias_.begin());
-    const int64_t jobs = (geo_.pixels + kJobPixels - 1) / kJobPixels;
-    job_pixels_ = (geo_.pixels + jobs - 1) / jobs;
-    jobs_per_image_ = (geo_.pixels + job_pixels_ - 1) / job_pixels_;
     return Status::Ok();
   }
 
   void run(const KernelContext& ctx) override {
     const float* x = ctx.in<float>(0);
     float* y = ctx.out<float>(0);
-    const int64_t P = geo_.pixels, jobs = geo_.batch * jobs_per_image_;
+    const int64_t P = geo_.pixels;
     const int nt = threads_for(geo_.batch * P * geo_.c * geo_.oc, kMinMacsPerThread, ctx.num_threads);
+    // Threads take jobs when there are at least two per thread, else ranges of the output vectors
+    // (whole blocks of kVectors when there are at least two per thread). With few of both, an
+    // image of at least 2 * kMinJobPixels pixels per thread is cut into two jobs per thread:
+    // squeezenet1_1's 512 -> 64 at 13x13 (3 jobs, one block) ran at 1.5x its one-thread speed
+    // with the 4 output vectors split, while mobilenet_v2's 960 -> 160 at 7x7 (10 vectors) was
+    // slower in 4 jobs of 13 pixels than with 5 vectors per thread.
+    int64_t per_image = (P + kJobPixels - 1) / kJobPixels;
+    if (geo_.batch * per_image < 2 * nt && ocv_ < 2 * kVectors * nt && P >= 2 * nt * kMinJobPixels)
+      per_image = std::max(per_image, (2 * nt + geo_.batch - 1) / geo_.batch);
+    const int64_t job_pixels = (P + per_image - 1) / per_image;
+    per_image = (P + job_pixels - 1) / job_pixels;
+    const int64_t jobs = geo_.batch * per_image;
     auto job = [&](int64_t j, int64_t v0, int64_t v1) {
-      const int64_t n = j / jobs_per_image_, p0 = (j % jobs_per_image_) * job_pixels_;
-      run_rows(x + n * geo_.c * P, y + n * geo_.oc * P, p0, std::min(job_pixels_, P - p0), v0, v1, ctx.round_fp16);
+      const int64_t n = j / per_image, p0 = (j % per_image) * job_pixels;
+      run_rows(x + n * geo_.c * P, y + n * geo_.oc * P, p0, std::min(job_pixels, P - p0), v0, v1, ctx.round_fp16);
     };
     if (jobs >= 2 * nt) {
       parallel_ranges(jobs, nt, [&](int64_t j0, int64_t j1, int) {
@@ -107,14 +117,12 @@ class Pointwise16cF32 : public Kernel {
       });
       return;
     }
-    // Whole blocks of kVectors output vectors per thread when there are enough.
-    const int64_t align = ocv_ >= 2 * kVectors * nt ? kVectors : 1;
     parallel_ranges(
         ocv_, nt,
         [&](int64_t v0, int64_t v1, int) {
           for (int64_t j = 0; j < jobs; ++j) job(j, v0, v1);
         },
-        align);
+        ocv_ >= 2 * kVectors * nt ? kVectors : 1);
   }
 
  private:
@@ -216,7 +224,6 @@ class Pointwise16cF32 : public Kernel {
   ActVec act_;
   bool in_blocked_ = false, out_blocked_ = false;  // nChw16c (else NCHW) input / output
   int64_t ocv_ = 0;                       // output vectors of 16 channels
-  int64_t job_pixels_ = 0, jobs_per_image_ = 0;
   std::vector<float> weights_;            // [ocv_][c][16]
   std::vector<float> bias_;               // [oc], zero without a bias
 };
