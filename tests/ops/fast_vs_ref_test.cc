@@ -773,7 +773,8 @@ TEST(PointwiseF32X86, MatchesReference) {
 // The hand-written float 1x1 convolution on nChw16c activations of small images
 // (kernels/x86/pointwise16c_f32_avx512.cc): output channels around its 64-channel blocks (with
 // and without a next block to prefetch) and 16-channel tails, pixel counts around its 6-pixel
-// tiles and 64-pixel jobs (a 7x7 and a 14x14 image, 65 and 100 pixels: two jobs), batch 2, with
+// tiles and 64-pixel jobs (a 7x7 and a 14x14 image, 65 and 100 pixels: two jobs; 13x13 with few
+// output channels: cut into two jobs per thread at two threads), batch 2, with
 // and without bias, every fused activation, 1 and 2 threads; input and output blocked and both
 // NCHW, within the tolerance of the reference and the same bytes in both layouts. And the nodes it
 // leaves to the other kernels.
@@ -783,7 +784,7 @@ TEST(Pointwise16cF32X86, MatchesReference) {
   std::vector<ConvCase> cases;
   int rot = 0;
   for (const auto& co : std::vector<std::pair<int64_t, int64_t>>{{16, 16}, {32, 80}, {48, 144}, {320, 64}, {96, 272}})
-    for (const std::vector<int64_t>& hw : std::vector<std::vector<int64_t>>{{1, 2}, {1, 7}, {2, 6}, {7, 7}, {5, 13}, {10, 10}, {14, 14}}) {
+    for (const std::vector<int64_t>& hw : std::vector<std::vector<int64_t>>{{1, 2}, {1, 7}, {2, 6}, {7, 7}, {5, 13}, {10, 10}, {13, 13}, {14, 14}}) {
       cases.push_back({(rot % 5 == 1) ? 2 : 1, co.first, co.second, 1, hw, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0},
                        rot % 3 != 0, kActs[rot % kNumActs]});
       ++rot;
