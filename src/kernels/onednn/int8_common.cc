@@ -1,6 +1,5 @@
 #include "kernels/onednn/int8_common.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
