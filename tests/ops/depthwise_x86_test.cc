@@ -220,14 +220,14 @@ TEST(DepthwiseX86F32, WideRowsBatchAndEveryActivation) {
 
 // The runtime's blocked activations (nChw16c; kernel.h BlockedIo): the float kernel's second path,
 // bit-identical to the reference too, over kernel sizes, strides, pads (incl. outputs over padding
-// only), widths around the 4-output blocks, batch, bias and every activation.
+// only), widths around the 8-output groups, batch, bias and every activation.
 TEST(DepthwiseX86F32, BlockedActivationsBitIdentical) {
   REQUIRE_DW_KERNEL(kF32Kernel);
   uint32_t seed = 3000;
   int cases = 0;
   for (int64_t k : {3, 5})
     for (int64_t s : {1, 2})
-      for (int64_t w : {1, 3, 6, 9, 13, 24}) {
+      for (int64_t w : {1, 3, 6, 9, 13, 24, 37}) {
         DwCase d;
         d.c = w % 2 ? 16 : 32;
         d.n = w % 3 == 0 ? 2 : 1;
@@ -259,7 +259,7 @@ TEST(DepthwiseX86F32, BlockedActivationsBitIdentical) {
         seed += 3;
         ++cases;
       }
-  EXPECT_EQ(cases, 24);
+  EXPECT_EQ(cases, 28);
 }
 
 // Pads larger than the kernel: whole output rows and columns see only padding (the reference's

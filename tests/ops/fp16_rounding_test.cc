@@ -97,6 +97,44 @@ TEST(FusedFp16Rounding, DepthwiseConv) {
   expect_fused_rounding(g, n, "x86_dw_f32", {awkward_values(5 * 30 * 31, 4)});
 }
 
+// The nChw16c path, whose interior finishes the activations of fp16 mode's common layers (none,
+// Relu, Clip, HardSwish) as compile-time variants and every other one (LeakyRelu here) through
+// store(): each must equal the unrounded run (store() throughout) rounded afterwards. Widths
+// around the 8-output groups, both strides and window sizes, with and without a bias.
+TEST(FusedFp16Rounding, DepthwiseConvBlocked) {
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw")) GTEST_SKIP() << "CPU without AVX-512";
+  struct Case {
+    const char* act;
+    int64_t k, stride, w;
+    bool bias;
+  };
+  // (Output widths of 24 and more: narrower blocked layers are oneDNN's.)
+  for (const Case& cs : {Case{"", 3, 1, 30, true}, Case{"Relu", 3, 2, 53, true}, Case{"Clip", 3, 1, 35, false},
+                         Case{"HardSwish", 5, 1, 27, true}, Case{"HardSwish", 5, 2, 50, false},
+                         Case{"LeakyRelu", 3, 1, 26, true}}) {
+    SCOPED_TRACE(std::string(cs.act) + " k" + std::to_string(cs.k) + " s" + std::to_string(cs.stride));
+    Graph g;
+    const int64_t c = 32, h = 9, pad = cs.k / 2;
+    const int64_t oh = (h + 2 * pad - cs.k) / cs.stride + 1, ow = (cs.w + 2 * pad - cs.k) / cs.stride + 1;
+    const std::vector<float> w = awkward_values(static_cast<size_t>(c * cs.k * cs.k), 51), b = awkward_values(c, 52);
+    Node n;
+    n.op = OpId::Conv;
+    n.name = "dw";
+    n.inputs = {g.add_tensor("x", {1, c, h, cs.w}, DType::kF32),
+                g.add_const("w", {c, 1, cs.k, cs.k}, DType::kF32, w.data(), w.size() * 4)};
+    if (cs.bias) n.inputs.push_back(g.add_const("b", {c}, DType::kF32, b.data(), b.size() * 4));
+    n.outputs = {g.add_tensor("y", {1, c, oh, ow}, DType::kF32)};
+    set_window_attrs(n, cs.k, cs.stride, pad);
+    n.attrs.set_int("group", c);
+    if (cs.act[0]) {
+      n.attrs.set_string("fused_act", cs.act);
+      n.attrs.set_float("fused_alpha", std::string(cs.act) == "LeakyRelu" ? 0.1f : -1.5f);
+      n.attrs.set_float("fused_beta", 2.5f);
+    }
+    expect_fused_rounding(g, n, "x86_dw_f32", {awkward_values(static_cast<size_t>(c * h * cs.w), 53)}, /*blocked=*/true);
+  }
+}
+
 TEST(FusedFp16Rounding, SigmoidAndBinaryOps) {
   if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   {

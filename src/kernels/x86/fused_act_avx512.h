@@ -50,39 +50,46 @@ inline ActVec read_act_vec(const Attrs& attrs) {
   return ActVec{f.act, f.alpha, f.beta};
 }
 
-__attribute__((target("avx512f"))) inline __m512 apply_act(__m512 x, const ActVec& a) {
+// The activation kA (a's parameters) on 16 lanes. vmaxps / vminps return their second operand
+// when either operand is NaN or both are zeros (of either sign), which is what the reference's
+// comparisons select in those cases too: max(lo, x) is `x < lo ? lo : x`, min(hi, t) is
+// `t > hi ? hi : t`, and max(x, 0) is `x > 0 ? x : 0`.
+template <FusedAct kA>
+__attribute__((target("avx512f"), always_inline)) inline __m512 apply_act_kind(__m512 x, const ActVec& a) {
   const __m512 zero = _mm512_setzero_ps();
   const __m512 one = _mm512_set1_ps(1.f);
+  if constexpr (kA == FusedAct::kRelu) {  // x > 0 ? x : 0 (NaN and -0 give +0)
+    return _mm512_max_ps(x, zero);
+  } else if constexpr (kA == FusedAct::kClip) {  // t = x < alpha ? alpha : x; t > beta ? beta : t
+    return _mm512_min_ps(_mm512_set1_ps(a.beta), _mm512_max_ps(_mm512_set1_ps(a.alpha), x));
+  } else if constexpr (kA == FusedAct::kLeakyRelu) {  // x >= 0 ? x : x * alpha
+    const __m512 neg = _mm512_mul_ps(x, _mm512_set1_ps(a.alpha));
+    return _mm512_mask_mov_ps(neg, _mm512_cmp_ps_mask(x, zero, _CMP_GE_OQ), x);
+  } else if constexpr (kA == FusedAct::kHardSwish) {  // t = x / 6 + 0.5; t = t < 0 ? 0 : (t > 1 ? 1 : t); x * t
+    const __m512 t = _mm512_add_ps(_mm512_div_ps(x, _mm512_set1_ps(6.f)), _mm512_set1_ps(0.5f));
+    return _mm512_mul_ps(x, _mm512_min_ps(one, _mm512_max_ps(zero, t)));
+  } else if constexpr (kA == FusedAct::kHardSigmoid) {  // t = alpha * x + beta; t < 0 ? 0 : (t > 1 ? 1 : t)
+    const __m512 t = _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(a.alpha), x), _mm512_set1_ps(a.beta));
+    return _mm512_min_ps(one, _mm512_max_ps(zero, t));
+  } else if constexpr (kA == FusedAct::kSigmoid) {
+    return sigmoid_lanes(x);
+  } else if constexpr (kA == FusedAct::kSilu) {
+    return _mm512_mul_ps(x, sigmoid_lanes(x));
+  } else {
+    return x;
+  }
+}
+
+__attribute__((target("avx512f"))) inline __m512 apply_act(__m512 x, const ActVec& a) {
   switch (a.act) {
     case FusedAct::kNone: return x;
-    case FusedAct::kRelu:  // x > 0 ? x : 0
-      return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x, zero, _CMP_GT_OQ), x);
-    case FusedAct::kClip: {  // t = x < alpha ? alpha : x; t > beta ? beta : t
-      const __m512 lo = _mm512_set1_ps(a.alpha), hi = _mm512_set1_ps(a.beta);
-      const __m512 t = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ), lo);
-      return _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(t, hi, _CMP_GT_OQ), hi);
-    }
-    case FusedAct::kLeakyRelu: {  // x >= 0 ? x : x * alpha
-      const __m512 neg = _mm512_mul_ps(x, _mm512_set1_ps(a.alpha));
-      return _mm512_mask_mov_ps(neg, _mm512_cmp_ps_mask(x, zero, _CMP_GE_OQ), x);
-    }
-    case FusedAct::kHardSwish: {  // t = x / 6 + 0.5; t = t < 0 ? 0 : (t > 1 ? 1 : t); x * t
-      __m512 t = _mm512_add_ps(_mm512_div_ps(x, _mm512_set1_ps(6.f)), _mm512_set1_ps(0.5f));
-      const __mmask16 lt0 = _mm512_cmp_ps_mask(t, zero, _CMP_LT_OQ);
-      const __mmask16 gt1 = _mm512_cmp_ps_mask(t, one, _CMP_GT_OQ);
-      t = _mm512_mask_mov_ps(t, gt1, one);
-      t = _mm512_mask_mov_ps(t, lt0, zero);
-      return _mm512_mul_ps(x, t);
-    }
-    case FusedAct::kHardSigmoid: {  // t = alpha * x + beta; t < 0 ? 0 : (t > 1 ? 1 : t)
-      __m512 t = _mm512_add_ps(_mm512_mul_ps(_mm512_set1_ps(a.alpha), x), _mm512_set1_ps(a.beta));
-      const __mmask16 lt0 = _mm512_cmp_ps_mask(t, zero, _CMP_LT_OQ);
-      const __mmask16 gt1 = _mm512_cmp_ps_mask(t, one, _CMP_GT_OQ);
-      t = _mm512_mask_mov_ps(t, gt1, one);
-      return _mm512_mask_mov_ps(t, lt0, zero);
-    }
-    case FusedAct::kSigmoid: return sigmoid_lanes(x);
-    case FusedAct::kSilu: return _mm512_mul_ps(x, sigmoid_lanes(x));
+    case FusedAct::kRelu: return apply_act_kind<FusedAct::kRelu>(x, a);
+    case FusedAct::kClip: return apply_act_kind<FusedAct::kClip>(x, a);
+    case FusedAct::kLeakyRelu: return apply_act_kind<FusedAct::kLeakyRelu>(x, a);
+    case FusedAct::kHardSwish: return apply_act_kind<FusedAct::kHardSwish>(x, a);
+    case FusedAct::kHardSigmoid: return apply_act_kind<FusedAct::kHardSigmoid>(x, a);
+    case FusedAct::kSigmoid: return apply_act_kind<FusedAct::kSigmoid>(x, a);
+    case FusedAct::kSilu: return apply_act_kind<FusedAct::kSilu>(x, a);
   }
   return x;
 }
