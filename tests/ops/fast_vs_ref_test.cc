@@ -770,6 +770,53 @@ TEST(PointwiseF32X86, MatchesReference) {
   }
 }
 
+// The hand-written float stem convolution (kernels/x86/pointwise_f32_avx512.cc, x86_stem_f32):
+// shufflenet_v2's and PP-OCR cls's stems, then 1 to 4 input channels, output channels around the
+// 8-channel blocks, windows 3x3 / 5x5 / 7x7 / 3x5, strides 1 and 2 per axis and 3 vertically,
+// symmetric, asymmetric and no padding, output widths around the 16-pixel vectors and 48-pixel
+// tiles, batch 2, with and without bias, every fused activation, 1 and 2 threads. And the nodes it
+// leaves to the other kernels.
+TEST(StemF32X86, MatchesReference) {
+  REQUIRE_REFERENCE(OpId::Conv);
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  std::vector<ConvCase> cases = {
+      {1, 3, 24, 1, {224, 224}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, kActs[1]},  // shufflenet_v2
+      {1, 3, 8, 1, {48, 192}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, kActs[5]},    // PP-OCR cls
+  };
+  int rot = 0;
+  const std::vector<std::vector<int64_t>> windows = {{3, 3}, {5, 5}, {7, 7}, {3, 5}};
+  const std::vector<std::vector<int64_t>> strides = {{1, 1}, {2, 2}, {1, 2}, {3, 1}};
+  const std::vector<std::vector<int64_t>> pads = {{1, 1, 1, 1}, {0, 0, 0, 0}, {2, 0, 1, 3}};
+  for (int64_t c : {1, 3, 4})
+    for (int64_t oc : {1, 7, 9, 24, 33})
+      for (int64_t ow : {15, 16, 17, 47, 49, 97}) {
+        const std::vector<int64_t>& k = windows[static_cast<size_t>(rot) % windows.size()];
+        const std::vector<int64_t>& s = strides[static_cast<size_t>(rot / 2) % strides.size()];
+        const std::vector<int64_t>& p = pads[static_cast<size_t>(rot) % pads.size()];
+        // An input width that gives ow output columns (the last window may end before the edge).
+        const int64_t w = (ow - 1) * s[1] + k[1] - p[1] - p[3] + (rot % 2);
+        cases.push_back({rot % 7 == 3 ? 2 : 1, c, oc, 1, {5 + rot % 4, w}, k, s, {1, 1}, p, rot % 3 != 0,
+                         kActs[rot % kNumActs]});
+        ++rot;
+      }
+  for (const ConvCase& p : cases)
+    expect_fast_matches_ref(OpId::Conv, conv_attrs(p), conv_inputs(p, false, 300 + static_cast<uint32_t>(rot++)),
+                            "x86_stem_f32", conv_name(p));
+  const std::vector<ConvCase> others = {
+      {1, 3, 32, 1, {16, 16}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, kActs[0]},  // output blockable
+      {1, 5, 24, 1, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, kActs[0]},  // 5 input channels
+      {1, 3, 24, 1, {16, 16}, {3, 3}, {1, 3}, {1, 1}, {1, 1, 1, 1}, true, kActs[0]},  // horizontal stride 3
+      {1, 3, 24, 1, {16, 16}, {3, 3}, {1, 1}, {2, 2}, {2, 2, 2, 2}, true, kActs[0]},  // dilation 2
+      {1, 3, 24, 1, {16, 16}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[0]},  // 1x1 (pointwise)
+      {1, 4, 24, 2, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, kActs[0]},  // groups
+  };
+  for (const ConvCase& p : others) {
+    OpResult r = test::run_op(OpId::Conv, conv_attrs(p), conv_inputs(p, false, 301), 1, "");
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+    EXPECT_NE(r.kernel_name, "x86_stem_f32") << conv_name(p);
+  }
+}
+
 // The hand-written float 1x1 convolution on nChw16c activations of small images
 // (kernels/x86/pointwise16c_f32_avx512.cc): output channels around its 64-channel blocks (with
 // and without a next block to prefetch) and 16-channel tails, pixel counts around its 6-pixel

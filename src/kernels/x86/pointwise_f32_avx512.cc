@@ -22,6 +22,9 @@
 // the depthwise and copy kernels that read them next split theirs. With an nChw16c input they
 // split the pixel tiles instead, so that each tile is transposed once.
 // OPENRKNN_DISABLE_X86_PW_F32=1 leaves every node to the other kernels (A/B measurements).
+//
+// The same product serves "x86_stem_f32" (below): stems whose output never runs blocked, over the
+// window taps of gathered input rows instead of input channels.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 false positive in its AVX-512 headers
 #include <immintrin.h>
 
@@ -109,6 +112,115 @@ __attribute__((target("avx512f"))) inline void transpose16x16(__m512 r[16]) {
   }
 }
 
+// The product Y[oc][p] = sum_k W[oc][k] X[k][p] of x86_pw_f32 (k: input channels) and
+// x86_stem_f32 (k: window taps), with the bias, fused activation and fp16 rounding.
+struct RowProduct {
+  const float* weights;  // [8-channel block][k][8], zero rows past oc
+  const float* bias;     // per output channel, zero past oc
+  int64_t k, oc;
+  ActVec act;
+};
+
+// The fused activation as a type: kA known at compile time, or (ActAny) the run-time switch.
+template <FusedAct kA>
+struct ActKind {
+  __attribute__((target("avx512f"), always_inline)) static __m512 apply(__m512 x, const ActVec& a) {
+    return apply_act_kind<kA>(x, a);
+  }
+};
+struct ActAny {
+  __attribute__((target("avx512f"), always_inline)) static __m512 apply(__m512 x, const ActVec& a) {
+    return apply_act(x, a);
+  }
+};
+
+// Output channels [8 b, 8 b + 8) x pixels [0, count) of a tile: x = its k input rows (xs floats
+// apart), y = its output rows (ys floats apart); V vectors, the last one masked to count.
+template <int V, class Act>
+__attribute__((target("avx512f"))) void product_block(const RowProduct& m, const float* x, int64_t xs, float* y,
+                                                      int64_t ys, int64_t b, int64_t count, bool round) {
+  const int tail = static_cast<int>(count - 16 * (V - 1));
+  const __mmask16 last = tail >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << tail) - 1);
+  __m512 acc[kRows][V];
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r)
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
+  const float* wb = m.weights + b * m.k * kRows;
+  for (int64_t c = 0; c < m.k; ++c) {
+    const float* xc = x + c * xs;
+    __m512 xv[V];
+    for (int v = 0; v < V; ++v)
+      xv[v] = v == V - 1 ? _mm512_maskz_loadu_ps(last, xc + 16 * v) : _mm512_loadu_ps(xc + 16 * v);
+    const float* wc = wb + c * kRows;
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      const __m512 wv = _mm512_set1_ps(wc[r]);
+      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(wv, xv[v], acc[r][v]);
+    }
+  }
+  // Unrolled with constant indices, so the accumulators stay in registers.
+  const int64_t rows = std::min<int64_t>(kRows, m.oc - b * kRows);
+#pragma GCC unroll 8
+  for (int r = 0; r < kRows; ++r) {
+    if (r >= rows) break;
+    const int64_t o = b * kRows + r;
+    const __m512 bias = _mm512_set1_ps(m.bias[o]);
+    for (int v = 0; v < V; ++v) {
+      __m512 out = Act::apply(_mm512_add_ps(acc[r][v], bias), m.act);
+      if (round) out = round_to_fp16_lanes(out);
+      if (v == V - 1) _mm512_mask_storeu_ps(y + o * ys + 16 * v, last, out);
+      else _mm512_storeu_ps(y + o * ys + 16 * v, out);
+    }
+  }
+}
+
+template <class Act>
+void product_blocks(const RowProduct& m, const float* x, int64_t xs, float* y, int64_t ys, int64_t b0, int64_t b1,
+                    int64_t count, bool round) {
+  for (int64_t b = b0; b < b1; ++b) {
+    if (count > 32) product_block<3, Act>(m, x, xs, y, ys, b, count, round);
+    else if (count > 16) product_block<2, Act>(m, x, xs, y, ys, b, count, round);
+    else product_block<1, Act>(m, x, xs, y, ys, b, count, round);
+  }
+}
+
+// Output blocks [b0, b1) of a tile of count <= kTile pixels. The common activations are
+// compile-time variants, so that the epilogue has no switch per vector (as in the depthwise
+// kernel's rows).
+inline void product_blocks(const RowProduct& m, const float* x, int64_t xs, float* y, int64_t ys, int64_t b0, int64_t b1,
+                           int64_t count, bool round) {
+  switch (m.act.act) {
+    case FusedAct::kNone: return product_blocks<ActKind<FusedAct::kNone>>(m, x, xs, y, ys, b0, b1, count, round);
+    case FusedAct::kRelu: return product_blocks<ActKind<FusedAct::kRelu>>(m, x, xs, y, ys, b0, b1, count, round);
+    case FusedAct::kClip: return product_blocks<ActKind<FusedAct::kClip>>(m, x, xs, y, ys, b0, b1, count, round);
+    case FusedAct::kHardSwish:
+      return product_blocks<ActKind<FusedAct::kHardSwish>>(m, x, xs, y, ys, b0, b1, count, round);
+    default: return product_blocks<ActAny>(m, x, xs, y, ys, b0, b1, count, round);
+  }
+}
+
+// w[o][k] (an [oc][k] matrix) as [8-channel block][k][8], zero rows past oc.
+std::vector<float> pack_row_blocks(const float* w, int64_t oc, int64_t k, int64_t rows) {
+  const int64_t blocks = (oc + rows - 1) / rows;
+  std::vector<float> packed(static_cast<size_t>(blocks * k * rows), 0.f);
+  for (int64_t o = 0; o < oc; ++o)
+    for (int64_t c = 0; c < k; ++c) packed[static_cast<size_t>(((o / rows) * k + c) * rows + o % rows)] = w[o * k + c];
+  return packed;
+}
+
+// `floats` floats of per-run scratch: from the executor's shared scratch (*base is set when it is
+// allocated), else in *own.
+void request_floats(const KernelContext& ctx, size_t floats, float** base, std::vector<float>* own) {
+  own->clear();
+  *base = nullptr;
+  if (ctx.scratch) {
+    ctx.scratch->request(floats * sizeof(float), [base](void* p) { *base = static_cast<float*>(p); });
+  } else {
+    own->assign(floats, 0.f);
+    *base = own->data();
+  }
+}
+
 class PointwiseF32 : public Kernel {
  public:
   bool rounds_fp16_outputs() const override { return true; }
@@ -122,26 +234,14 @@ class PointwiseF32 : public Kernel {
     // block, as x86_gemv_f32), weights [block][c][64].
     rows_ = geo_.pixels == 1 ? kGemvRows : kRows;
     blocks_ = (geo_.oc + rows_ - 1) / rows_;
-    const float* w = ctx.in<float>(1);
-    weights_.assign(static_cast<size_t>(blocks_ * geo_.c * rows_), 0.f);
-    for (int64_t o = 0; o < geo_.oc; ++o)
-      for (int64_t c = 0; c < geo_.c; ++c)
-        weights_[static_cast<size_t>(((o / rows_) * geo_.c + c) * rows_ + o % rows_)] = w[o * geo_.c + c];
+    weights_ = pack_row_blocks(ctx.in<float>(1), geo_.oc, geo_.c, rows_);
     bias_.assign(static_cast<size_t>(blocks_ * rows_), 0.f);
     if (ctx.has_input(2)) std::copy(ctx.in<float>(2), ctx.in<float>(2) + geo_.oc, bias_.begin());
     // nChw16c input: per thread, one pixel tile of every channel in NCHW order.
     blocked_in_ = geo_.pixels > 1 && ctx.input_blocked(0);
     tiles_.clear();
     tile_base_ = nullptr;
-    if (blocked_in_) {
-      const size_t bytes = static_cast<size_t>(thread_slots(ctx.num_threads) * geo_.c * kTile) * sizeof(float);
-      if (ctx.scratch) {
-        ctx.scratch->request(bytes, [this](void* base) { tile_base_ = static_cast<float*>(base); });
-      } else {
-        tiles_.assign(bytes / sizeof(float), 0.f);
-        tile_base_ = tiles_.data();
-      }
-    }
+    if (blocked_in_) request_floats(ctx, static_cast<size_t>(thread_slots(ctx.num_threads) * geo_.c * kTile), &tile_base_, &tiles_);
     return Status::Ok();
   }
 
@@ -161,11 +261,7 @@ class PointwiseF32 : public Kernel {
     auto tile = [&](int64_t n, int64_t t, const float* xt, int64_t xs, int64_t b0, int64_t b1) {
       const int64_t p = t * kTile, count = std::min(kTile, geo_.pixels - p);
       float* yt = y + n * geo_.oc * geo_.pixels + p;
-      for (int64_t b = b0; b < b1; ++b) {
-        if (count > 32) block<3>(xt, xs, yt, b, count, ctx.round_fp16);
-        else if (count > 16) block<2>(xt, xs, yt, b, count, ctx.round_fp16);
-        else block<1>(xt, xs, yt, b, count, ctx.round_fp16);
-      }
+      product_blocks(rows_product(), xt, xs, yt, geo_.pixels, b0, b1, count, ctx.round_fp16);
     };
     if (blocked_in_) {
       // Threads split the pixel tiles: each transposes its own into its slot.
@@ -205,47 +301,6 @@ class PointwiseF32 : public Kernel {
     }
   }
 
-  // Output channels [8 b, 8 b + 8) x pixels [0, count) of the tile at x (channel rows xs floats
-  // apart) / y (rows geo_.pixels apart), V vectors (the last one masked to count).
-  template <int V>
-  __attribute__((target("avx512f"))) void block(const float* x, int64_t xs, float* y, int64_t b, int64_t count,
-                                                bool round) const {
-    const int64_t P = geo_.pixels, C = geo_.c;
-    const int tail = static_cast<int>(count - 16 * (V - 1));
-    const __mmask16 last = tail >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << tail) - 1);
-    __m512 acc[kRows][V];
-#pragma GCC unroll 8
-    for (int r = 0; r < kRows; ++r)
-      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
-    const float* wb = weights_.data() + b * C * kRows;
-    for (int64_t c = 0; c < C; ++c) {
-      const float* xc = x + c * xs;
-      __m512 xv[V];
-      for (int v = 0; v < V; ++v)
-        xv[v] = v == V - 1 ? _mm512_maskz_loadu_ps(last, xc + 16 * v) : _mm512_loadu_ps(xc + 16 * v);
-      const float* wc = wb + c * kRows;
-#pragma GCC unroll 8
-      for (int r = 0; r < kRows; ++r) {
-        const __m512 wv = _mm512_set1_ps(wc[r]);
-        for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(wv, xv[v], acc[r][v]);
-      }
-    }
-    // Unrolled with constant indices, so the accumulators stay in registers.
-    const int64_t rows = std::min<int64_t>(kRows, geo_.oc - b * kRows);
-#pragma GCC unroll 8
-    for (int r = 0; r < kRows; ++r) {
-      if (r >= rows) break;
-      const int64_t o = b * kRows + r;
-      const __m512 bias = _mm512_set1_ps(bias_[static_cast<size_t>(o)]);
-      for (int v = 0; v < V; ++v) {
-        __m512 out = apply_act(_mm512_add_ps(acc[r][v], bias), act_);
-        if (round) out = round_to_fp16_lanes(out);
-        if (v == V - 1) _mm512_mask_storeu_ps(y + o * P + 16 * v, last, out);
-        else _mm512_storeu_ps(y + o * P + 16 * v, out);
-      }
-    }
-  }
-
   // One pixel: output channels [64 b, 64 b + 64) of one image, four 16-channel accumulators over
   // the input channels in order.
   __attribute__((target("avx512f"))) void gemv_block(const float* x, float* y, int64_t b, bool round) const {
@@ -265,6 +320,8 @@ class PointwiseF32 : public Kernel {
     }
   }
 
+  RowProduct rows_product() const { return {weights_.data(), bias_.data(), geo_.c, geo_.oc, act_}; }
+
   PwGeometry geo_;
   ActVec act_;
   int64_t rows_ = kRows;  // output channels per block: kRows, or kGemvRows for one pixel
@@ -276,8 +333,126 @@ class PointwiseF32 : public Kernel {
   std::vector<float> tiles_;
 };
 
+// ---- x86_stem_f32: the stems whose output channels are not a multiple of 16 ----
+// shufflenet_v2's 3 -> 24 at 224x224, PP-OCR cls's 3 -> 8: their output never runs blocked, and
+// oneDNN computed them on channels-last copies with a reorder either side (shufflenet_v2's: 0.32
+// ms for the convolution at 25 GMAC/s and 0.15 ms for its output's reorder, one thread). Here the
+// convolution is the row product above over k = (c, kh, kw), the window taps in the weights' own
+// order: per tile of up to kTile output pixels of one output row, each tap's input row (the
+// pixels' window value, 0 over padding) is gathered into a per-thread buffer, 16 pixels by one or
+// two masked loads (stride 2: the even lanes of two, one permute), then the product reads it as
+// x86_pw_f32 reads an NCHW tile and writes NCHW rows. Same numerics (k ascending from +0, FMAs).
+
+constexpr int64_t kStemF32MaxTaps = 256;  // the gather buffer of a thread: 256 x kTile floats
+// Below this many multiply-adds per thread a second thread costs more than it saves: PP-OCR cls's
+// 3 -> 8 stem (0.5 M) took 28 us on two threads against 22 on one.
+constexpr int64_t kStemMinMacsPerThread = 1024 * 1024;
+
+bool supports_stem_f32(const Graph& g, const Node& n) {
+  if (env_flag("OPENRKNN_DISABLE_X86_STEM") || !x86::cpu_avx512f() || is_quantized_node(g, n)) return false;
+  StemGeometry geo;
+  if (!stem_geometry(g, n, &geo) || geo.sw > 2 || geo.kh * geo.kw * geo.c > kStemF32MaxTaps) return false;
+  const Tensor* b = g.input(n, 2);
+  if (!is_f32(g.input(n, 0)) || !is_f32(g.input(n, 1)) || (b && !is_f32(b)) || !is_f32(&g.tensor(n.outputs[0])))
+    return false;
+  if (b && (!b->is_const() || b->numel() != geo.oc)) return false;
+  // Output channel counts that are multiples of 16 run blocked on oneDNN (mobilenet_v2's 3 -> 32
+  // at 58 GMAC/s), which an NCHW output here would undo for the layers after it.
+  return geo.oc % 16 != 0;
+}
+
+class StemF32 : public Kernel {
+ public:
+  bool rounds_fp16_outputs() const override { return true; }
+
+  Status prepare(const KernelContext& ctx) override {
+    if (!stem_geometry(*ctx.graph, *ctx.node, &geo_) || geo_.sw > 2)
+      return ORKNN_ERR(kFail, "Conv '%s': not a stem convolution this kernel handles", ctx.node->name.c_str());
+    taps_ = geo_.kh * geo_.kw * geo_.c;
+    act_ = read_act_vec(ctx.node->attrs);
+    weights_ = pack_row_blocks(ctx.in<float>(1), geo_.oc, taps_, kRows);  // [oc][c][kh][kw] = [oc][tap]
+    blocks_ = (geo_.oc + kRows - 1) / kRows;
+    bias_.assign(static_cast<size_t>(blocks_ * kRows), 0.f);
+    if (ctx.has_input(2)) std::copy(ctx.in<float>(2), ctx.in<float>(2) + geo_.oc, bias_.begin());
+    slots_ = thread_slots(ctx.num_threads);
+    request_floats(ctx, static_cast<size_t>(slots_ * taps_ * kTile), &base_, &own_);
+    return Status::Ok();
+  }
+
+  void run(const KernelContext& ctx) override {
+    const float* x = ctx.in<float>(0);
+    float* y = ctx.out<float>(0);
+    const int64_t rows = geo_.batch * geo_.oh, out_plane = geo_.oh * geo_.ow;
+    const int nt = std::min(threads_for(rows * geo_.ow * taps_ * geo_.oc, kStemMinMacsPerThread, ctx.num_threads), slots_);
+    const RowProduct m{weights_.data(), bias_.data(), taps_, geo_.oc, act_};
+    parallel_ranges(rows, nt, [&](int64_t r0, int64_t r1, int slot) {
+      float* buf = base_ + static_cast<size_t>(slot) * static_cast<size_t>(taps_ * kTile);
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t n = r / geo_.oh, oh = r % geo_.oh;
+        // Tiles of 3 vectors of 16 pixels, but never a tile of one vector after others: that tile
+        // would take as many weight broadcasts as multiply-adds (112 pixels: 48 + 32 + 32).
+        for (int64_t ow0 = 0; ow0 < geo_.ow;) {
+          const int64_t left = (geo_.ow - ow0 + 15) / 16;  // vectors
+          const int64_t count = std::min(geo_.ow - ow0, 16 * (left == 4 ? 2 : std::min<int64_t>(3, left)));
+          gather(x + n * geo_.c * geo_.h * geo_.w, oh, ow0, count, buf);
+          product_blocks(m, buf, kTile, y + n * geo_.oc * out_plane + oh * geo_.ow + ow0, out_plane, 0, blocks_, count,
+                         ctx.round_fp16);
+          ow0 += count;
+        }
+      }
+    });
+  }
+
+ private:
+  // Lanes l of 16 with 0 <= i0 + l < n.
+  static __mmask16 inside(int64_t i0, int64_t n) {
+    const int64_t lo = std::max<int64_t>(0, -i0), hi = std::min<int64_t>(16, n - i0);
+    return hi <= lo ? __mmask16(0) : static_cast<__mmask16>(((1u << hi) - 1) & ~((1u << lo) - 1));
+  }
+
+  // Output pixels [ow0, ow0 + count) of output row oh: buf[tap][p] = the pixel's input under the
+  // tap (c, i, j), 0 over padding; whole vectors of 16 pixels (those past count are dropped).
+  __attribute__((target("avx512f"))) void gather(const float* xn, int64_t oh, int64_t ow0, int64_t count,
+                                                 float* buf) const {
+    const G& g = geo_;
+    const int64_t vectors = (count + 15) / 16;
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    for (int64_t c = 0; c < g.c; ++c)
+      for (int64_t i = 0; i < g.kh; ++i) {
+        const int64_t ih = oh * g.sh - g.pt + i;
+        for (int64_t j = 0; j < g.kw; ++j) {
+          float* dst = buf + ((c * g.kh + i) * g.kw + j) * kTile;
+          if (ih < 0 || ih >= g.h) {  // a padding row
+            for (int64_t v = 0; v < vectors; ++v) _mm512_storeu_ps(dst + 16 * v, _mm512_setzero_ps());
+            continue;
+          }
+          // Masked lanes are not read, so the addresses before and past the row are never touched.
+          const float* row = xn + (c * g.h + ih) * g.w;
+          for (int64_t v = 0; v < vectors; ++v) {
+            const int64_t iw0 = (ow0 + 16 * v) * g.sw - g.pl + j;  // pixel 16 v's input column
+            __m512 val = _mm512_maskz_loadu_ps(inside(iw0, g.w), row + iw0);
+            if (g.sw == 2)
+              val = _mm512_permutex2var_ps(val, even, _mm512_maskz_loadu_ps(inside(iw0 + 16, g.w), row + iw0 + 16));
+            _mm512_storeu_ps(dst + 16 * v, val);
+          }
+        }
+      }
+  }
+
+  using G = StemGeometry;
+  StemGeometry geo_;
+  ActVec act_;
+  int64_t taps_ = 0, blocks_ = 0;
+  std::vector<float> weights_;  // [block][tap][kRows]
+  std::vector<float> bias_;     // blocks_ * kRows, zero past oc
+  int slots_ = 1;
+  float* base_ = nullptr;       // per thread slot, taps_ * kTile floats: the shared scratch or own_
+  std::vector<float> own_;
+};
+
 }  // namespace
 
 ORKNN_REGISTER_KERNEL(Conv, "x86_pw_f32", 20, supports_pw_f32, PointwiseF32);
+ORKNN_REGISTER_KERNEL(Conv, "x86_stem_f32", 20, supports_stem_f32, StemF32);
 
 }  // namespace orknn

@@ -652,40 +652,6 @@ class PointwiseInt8 : public Kernel {
 // activations NHWC); the input is the graph's image, NCHW, or NHWC when a producer keeps it so.
 // OPENRKNN_DISABLE_X86_STEM=1 leaves these nodes to onednn_conv_int8 (A/B measurements).
 
-constexpr int64_t kStemMaxChannels = 4;
-constexpr int64_t kStemMaxRowBytes = 64;  // a window row of kw * c bytes is one vector copy
-constexpr int64_t kStemMaxKernel = 16;
-
-struct StemGeometry {
-  int64_t batch = 0, c = 0, h = 0, w = 0, oc = 0, oh = 0, ow = 0;
-  int64_t kh = 0, kw = 0, sh = 1, sw = 1, pt = 0, pl = 0;
-  int64_t hp = 0, wp = 0;  // the padded image: the rows and columns the windows cover
-  int64_t row() const { return (kh * kw * c + 3) / 4 * 4; }
-};
-
-bool stem_geometry(const Graph& g, const Node& n, StemGeometry* geo) {
-  const Tensor *x = nullptr, *w = nullptr, *yp = nullptr;
-  if (!plain_conv2d(g, n, &x, &w, &yp) || x->shape[1] > kStemMaxChannels) return false;
-  const Tensor& y = *yp;
-  const int64_t kh = w->shape[2], kw = w->shape[3];
-  if (kh < 1 || kw < 1 || kh * kw == 1 || kh > kStemMaxKernel || kw * x->shape[1] > kStemMaxRowBytes) return false;
-  const std::vector<int64_t> st = n.attrs.get_ints("strides", {1, 1});
-  const std::vector<int64_t> pads = n.attrs.get_ints("pads", {0, 0, 0, 0});
-  if (st.size() != 2 || pads.size() != 4 || st[0] < 1 || st[1] < 1 || st[0] > 8 || st[1] > 8) return false;
-  for (int64_t d : n.attrs.get_ints("dilations", {1, 1}))
-    if (d != 1) return false;
-  for (int64_t p : pads)
-    if (p < 0 || p > kStemMaxKernel) return false;
-  const std::string auto_pad = n.attrs.get_string("auto_pad", "NOTSET");
-  if (auto_pad != "NOTSET" && auto_pad != "VALID") return false;
-  const int64_t oh = (x->shape[2] + pads[0] + pads[2] - kh) / st[0] + 1;
-  const int64_t ow = (x->shape[3] + pads[1] + pads[3] - kw) / st[1] + 1;
-  if (y.shape[0] != x->shape[0] || y.shape[1] != w->shape[0] || y.shape[2] != oh || y.shape[3] != ow) return false;
-  *geo = StemGeometry{x->shape[0], x->shape[1], x->shape[2], x->shape[3], w->shape[0], oh, ow, kh, kw, st[0], st[1],
-                      pads[0], pads[1], (oh - 1) * st[0] + kh, (ow - 1) * st[1] + kw};
-  return geo->batch > 0 && geo->c > 0 && geo->oc > 0 && oh > 0 && ow > 0 && geo->h > 0 && geo->w > 0;
-}
-
 bool supports_stem_int8(const Graph& g, const Node& n) {
   // vpermb packs the pixels (nchw_row_to_u8).
   if (!x86::cpu_avx512vnni() || !x86::cpu_avx512vbmi() || env_flag("OPENRKNN_DISABLE_X86_STEM")) return false;
