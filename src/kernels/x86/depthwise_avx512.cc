@@ -235,6 +235,8 @@ __attribute__((target("avx512f,fma"), always_inline)) inline void accumulate(con
 }
 
 // Float epilogue: + bias, activation, store 16 floats.
+// Act: the activation as a type (fused_act_avx512.h), so that the plane's loop has no switch on it.
+template <class Act>
 struct F32Sink {
   using Out = float;
   static constexpr bool kFused = false;
@@ -245,7 +247,7 @@ struct F32Sink {
   template <bool kMasked>
   __attribute__((target("avx512f"))) void store(__m512 acc, __mmask16 valid, float* out) const {
     if (has_bias) acc = _mm512_add_ps(acc, _mm512_set1_ps(bias));
-    acc = apply_act(acc, act);
+    acc = Act::apply(acc, act);
     if (round_fp16) acc = round_to_fp16_lanes(acc);
     acc = _mm512_maskz_compress_ps(valid, acc);
     if (kMasked) _mm512_mask_storeu_ps(out, prefix_mask(valid), acc);
@@ -488,22 +490,23 @@ struct BlockedDwRow {
     // loop has no branch on it (with store(), a switch on the activation per vector, mobilenet_v2
     // fp16's six such layers took 488 against 432 us, one thread).
     if (!round_fp16) interior<AnyFinish>(x, y, ih0, kh_lo, kh_hi, ow_lo, ow_hi);
-    else if (act.act == FusedAct::kNone) interior<Rounded<FusedAct::kNone>>(x, y, ih0, kh_lo, kh_hi, ow_lo, ow_hi);
-    else if (act.act == FusedAct::kRelu) interior<Rounded<FusedAct::kRelu>>(x, y, ih0, kh_lo, kh_hi, ow_lo, ow_hi);
-    else if (act.act == FusedAct::kClip) interior<Rounded<FusedAct::kClip>>(x, y, ih0, kh_lo, kh_hi, ow_lo, ow_hi);
-    else if (act.act == FusedAct::kHardSwish) interior<Rounded<FusedAct::kHardSwish>>(x, y, ih0, kh_lo, kh_hi, ow_lo, ow_hi);
+    else if (act.act == FusedAct::kNone) interior<Rounded<ActKind<FusedAct::kNone>>>(x, y, ih0, kh_lo, kh_hi, ow_lo, ow_hi);
+    else if (act.act == FusedAct::kRelu) interior<Rounded<ActKind<FusedAct::kRelu>>>(x, y, ih0, kh_lo, kh_hi, ow_lo, ow_hi);
+    else if (act.act == FusedAct::kClip) interior<Rounded<ActKind<FusedAct::kClip>>>(x, y, ih0, kh_lo, kh_hi, ow_lo, ow_hi);
+    else if (act.act == FusedAct::kHardSwish)
+      interior<Rounded<ActKind<FusedAct::kHardSwish>>>(x, y, ih0, kh_lo, kh_hi, ow_lo, ow_hi);
     else interior<AnyFinish>(x, y, ih0, kh_lo, kh_hi, ow_lo, ow_hi);
     for (int64_t ow = ow_hi; ow < G.ow; ++ow) edge(x, y, ih0, kh_lo, kh_hi, ow);  // the right border
   }
 
-  // store()'s operations (+ bias, the activation, the fp16 rounding) for an activation kA known
-  // at compile time; AnyFinish for every other case.
-  template <FusedAct kA>
+  // store()'s operations (+ bias, the activation, the fp16 rounding) with the activation as a type
+  // (Act: fused_act_avx512.h); AnyFinish is store() itself (fp32 mode).
+  template <class Act>
   struct Rounded {
     const BlockedDwRow* r;
     __attribute__((target("avx512f"), always_inline)) inline void operator()(__m512 acc, float* out) const {
       if (r->bias) acc = _mm512_add_ps(acc, _mm512_loadu_ps(r->bias));
-      _mm512_storeu_ps(out, round_to_fp16_lanes(apply_act_kind<kA>(acc, r->act)));
+      _mm512_storeu_ps(out, round_to_fp16_lanes(Act::apply(acc, r->act)));
     }
   };
   struct AnyFinish {
@@ -611,7 +614,6 @@ class DepthwiseF32 : public Kernel {
     }
     scratch_.init(geo_, thread_slots(ctx.num_threads));
     store_ = make_store_plan(geo_);
-    plane_fn_ = pick_plane_fn<F32Sink>(geo_.kh, geo_.kw);
     return Status::Ok();
   }
 
@@ -626,14 +628,18 @@ class DepthwiseF32 : public Kernel {
     const int64_t planes = geo_.batch * geo_.channels;
     const int nt = std::min(std::max(1, ctx.num_threads), scratch_.slots());
     const int64_t in_plane = geo_.h * geo_.w, out_plane = geo_.oh * geo_.ow, taps = geo_.kh * geo_.kw;
-    run_planes(scratch_, x, in_plane, planes, nt, F32Source{}, [&](int64_t p, const float* s) {
-      const int64_t c = p % geo_.channels;
-      F32Sink sink;
-      sink.has_bias = !bias_.empty();
-      sink.bias = sink.has_bias ? bias_[static_cast<size_t>(c)] : 0.f;
-      sink.act = act_;
-      sink.round_fp16 = ctx.round_fp16;
-      plane_fn_(s, geo_.off, weights_.data() + c * taps, geo_.flat_vecs, store_, y + p * out_plane, sink);
+    with_act_type(act_.act, [&](auto act) {
+      using Sink = F32Sink<decltype(act)>;
+      const PlaneFn<Sink> plane_fn = pick_plane_fn<Sink>(geo_.kh, geo_.kw);
+      run_planes(scratch_, x, in_plane, planes, nt, F32Source{}, [&](int64_t p, const float* s) {
+        const int64_t c = p % geo_.channels;
+        Sink sink;
+        sink.has_bias = !bias_.empty();
+        sink.bias = sink.has_bias ? bias_[static_cast<size_t>(c)] : 0.f;
+        sink.act = act_;
+        sink.round_fp16 = ctx.round_fp16;
+        plane_fn(s, geo_.off, weights_.data() + c * taps, geo_.flat_vecs, store_, y + p * out_plane, sink);
+      });
     });
   }
 
@@ -643,7 +649,6 @@ class DepthwiseF32 : public Kernel {
   std::vector<float> weights_, bias_;
   DwScratch<F32Source> scratch_;
   StorePlan store_;
-  PlaneFn<F32Sink> plane_fn_ = nullptr;
   // Blocked activations (BlockedDwRow): taps [block][tap][lane].
   bool blocked_ = false;
   std::vector<float> block_w_;

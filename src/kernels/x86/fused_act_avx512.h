@@ -94,6 +94,34 @@ __attribute__((target("avx512f"))) inline __m512 apply_act(__m512 x, const ActVe
   return x;
 }
 
+// The fused activation as a type, for loops whose epilogue must not switch on it per vector (with
+// the switch inside, GCC 12 spilled the loops' registers: docs/kernels.md, "Float on nChw16c"):
+// ActKind<kA> applies kA, ActAny the run-time switch.
+template <FusedAct kA>
+struct ActKind {
+  __attribute__((target("avx512f"), always_inline)) static __m512 apply(__m512 x, const ActVec& a) {
+    return apply_act_kind<kA>(x, a);
+  }
+};
+struct ActAny {
+  __attribute__((target("avx512f"), always_inline)) static __m512 apply(__m512 x, const ActVec& a) {
+    return apply_act(x, a);
+  }
+};
+
+// f(ActKind<act>{}) for the common activations of the float networks (none, Relu, Clip,
+// HardSwish), else f(ActAny{}): one instantiation of f per type.
+template <class F>
+inline void with_act_type(FusedAct act, F&& f) {
+  switch (act) {
+    case FusedAct::kNone: return f(ActKind<FusedAct::kNone>{});
+    case FusedAct::kRelu: return f(ActKind<FusedAct::kRelu>{});
+    case FusedAct::kClip: return f(ActKind<FusedAct::kClip>{});
+    case FusedAct::kHardSwish: return f(ActKind<FusedAct::kHardSwish>{});
+    default: return f(ActAny{});
+  }
+}
+
 // fp16 mode (KernelContext::round_fp16): the value as the nearest fp16, ties to even, the
 // conversion round_to_fp16 (common/fp16.h) makes.
 __attribute__((target("avx512f"))) inline __m512 round_to_fp16_lanes(__m512 x) {

@@ -121,19 +121,6 @@ struct RowProduct {
   ActVec act;
 };
 
-// The fused activation as a type: kA known at compile time, or (ActAny) the run-time switch.
-template <FusedAct kA>
-struct ActKind {
-  __attribute__((target("avx512f"), always_inline)) static __m512 apply(__m512 x, const ActVec& a) {
-    return apply_act_kind<kA>(x, a);
-  }
-};
-struct ActAny {
-  __attribute__((target("avx512f"), always_inline)) static __m512 apply(__m512 x, const ActVec& a) {
-    return apply_act(x, a);
-  }
-};
-
 // Output channels [8 b, 8 b + 8) x pixels [0, count) of a tile: x = its k input rows (xs floats
 // apart), y = its output rows (ys floats apart); V vectors, the last one masked to count.
 template <int V, class Act>
@@ -189,14 +176,9 @@ void product_blocks(const RowProduct& m, const float* x, int64_t xs, float* y, i
 // kernel's rows).
 inline void product_blocks(const RowProduct& m, const float* x, int64_t xs, float* y, int64_t ys, int64_t b0, int64_t b1,
                            int64_t count, bool round) {
-  switch (m.act.act) {
-    case FusedAct::kNone: return product_blocks<ActKind<FusedAct::kNone>>(m, x, xs, y, ys, b0, b1, count, round);
-    case FusedAct::kRelu: return product_blocks<ActKind<FusedAct::kRelu>>(m, x, xs, y, ys, b0, b1, count, round);
-    case FusedAct::kClip: return product_blocks<ActKind<FusedAct::kClip>>(m, x, xs, y, ys, b0, b1, count, round);
-    case FusedAct::kHardSwish:
-      return product_blocks<ActKind<FusedAct::kHardSwish>>(m, x, xs, y, ys, b0, b1, count, round);
-    default: return product_blocks<ActAny>(m, x, xs, y, ys, b0, b1, count, round);
-  }
+  with_act_type(m.act.act, [&](auto act) {
+    product_blocks<decltype(act)>(m, x, xs, y, ys, b0, b1, count, round);
+  });
 }
 
 // w[o][k] (an [oc][k] matrix) as [8-channel block][k][8], zero rows past oc.
