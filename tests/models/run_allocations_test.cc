@@ -542,7 +542,7 @@ INSTANTIATE_TEST_SUITE_P(Models, RunAllocations,
                          testing::Values(Params{"mobilenet_v2", 1}, Params{"mobilenet_v2", 2},
                                          Params{"resnet18_qdq", 1}, Params{"resnet18_qdq", 2},
                                          // Concat / Transpose / Slice copies on threads, views,
-                                         // x86_pw_f32, the head's ReduceMean on x86_gap_f32.
+                                         // x86_pw_f32, x86_stem_f32, the head's ReduceMean on x86_gap_f32.
                                          Params{"shufflenet_v2_x1_0", 2}),
                          param_name);
 

@@ -256,6 +256,27 @@ TEST(FusedFp16Rounding, Pointwise16c) {
   expect_fused_rounding(g, n, "x86_pw16c_f32", {awkward_values(32 * 49, 43)}, /*blocked=*/true);
 }
 
+TEST(FusedFp16Rounding, StemF32) {
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  for (const char* act : {"Relu", "LeakyRelu"}) {  // a compile-time activation and the run-time switch
+    SCOPED_TRACE(act);
+    Graph g;
+    const std::vector<float> w = awkward_values(24 * 3 * 9, 61), b = awkward_values(24, 62);
+    Node n;
+    n.op = OpId::Conv;
+    n.name = "stem";
+    n.inputs = {g.add_tensor("x", {1, 3, 20, 37}, DType::kF32),
+                g.add_const("w", {24, 3, 3, 3}, DType::kF32, w.data(), w.size() * 4),
+                g.add_const("b", {24}, DType::kF32, b.data(), b.size() * 4)};
+    n.outputs = {g.add_tensor("y", {1, 24, 10, 19}, DType::kF32)};
+    set_window_attrs(n, 3, 2, 1);
+    n.attrs.set_int("group", 1);
+    n.attrs.set_string("fused_act", act);
+    n.attrs.set_float("fused_alpha", 0.1f);
+    expect_fused_rounding(g, n, "x86_stem_f32", {awkward_values(3 * 20 * 37, 63)});
+  }
+}
+
 TEST(FusedFp16Rounding, GlobalAveragePool) {
   if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   Graph g;
