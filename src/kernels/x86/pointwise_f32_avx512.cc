@@ -11,7 +11,8 @@
 // pixels (24 accumulators); per input channel, 3 vector loads of X and 8 broadcast weights feed 24
 // fused multiply-adds. The weights are packed once as [8-channel block][c][8] (rows past OC are
 // zero, computed and dropped). The pixel tiles are the outer loop, so a tile's C x 48 inputs stay
-// in L1 while every output block reads them; the last tile's vectors are masked.
+// in L1 while every output block reads them; the last tile's vectors are masked, and no tile
+// after others has a single vector (PixelTiles).
 //
 // Numerics: each output sums its C products in channel order from +0 with fused multiply-adds
 // (one rounding per step, where the reference rounds the product too: the float tolerance of
@@ -190,6 +191,21 @@ std::vector<float> pack_row_blocks(const float* w, int64_t oc, int64_t k, int64_
   return packed;
 }
 
+// The pixel tiles of n pixels: of 3 vectors of 16 (kTile), but with no tile of one vector after
+// others, which would take as many weight broadcasts as multiply-adds: the last 4 vectors make two
+// tiles of 2 (49 pixels: 32 + 17; 112: 48 + 32 + 32).
+struct PixelTiles {
+  int64_t n = 0, full = 0, count = 0;  // pixels; tiles of kTile pixels; tiles in all
+  explicit PixelTiles(int64_t pixels) : n(pixels) {
+    const int64_t v = (pixels + 15) / 16;
+    full = v >= 4 && v % 3 == 1 ? (v - 4) / 3 : v / 3;
+    const int64_t rest = v - 3 * full;  // 0, 1 (one tile in all), 2 or 4 vectors
+    count = full + (rest == 4 ? 2 : rest > 0 ? 1 : 0);
+  }
+  int64_t start(int64_t t) const { return t <= full ? t * kTile : full * kTile + (t - full) * 32; }
+  int64_t size(int64_t t) const { return std::min(start(t + 1), n) - start(t); }
+};
+
 // `floats` floats of per-run scratch: from the executor's shared scratch (*base is set when it is
 // allocated), else in *own.
 void request_floats(const KernelContext& ctx, size_t floats, float** base, std::vector<float>* own) {
@@ -238,12 +254,12 @@ class PointwiseF32 : public Kernel {
       });
       return;
     }
-    const int64_t tiles = (geo_.pixels + kTile - 1) / kTile;
+    const PixelTiles pt(geo_.pixels);
+    const int64_t tiles = pt.count;
     // Output blocks [b0, b1) of pixel tile t of image n, reading its NCHW rows at xt (stride xs).
     auto tile = [&](int64_t n, int64_t t, const float* xt, int64_t xs, int64_t b0, int64_t b1) {
-      const int64_t p = t * kTile, count = std::min(kTile, geo_.pixels - p);
-      float* yt = y + n * geo_.oc * geo_.pixels + p;
-      product_blocks(rows_product(), xt, xs, yt, geo_.pixels, b0, b1, count, ctx.round_fp16);
+      float* yt = y + n * geo_.oc * geo_.pixels + pt.start(t);
+      product_blocks(rows_product(), xt, xs, yt, geo_.pixels, b0, b1, pt.size(t), ctx.round_fp16);
     };
     if (blocked_in_) {
       // Threads split the pixel tiles: each transposes its own into its slot.
@@ -251,7 +267,7 @@ class PointwiseF32 : public Kernel {
         float* buf = tile_base_ + static_cast<size_t>(slot) * static_cast<size_t>(geo_.c * kTile);
         for (int64_t j = j0; j < j1; ++j) {
           const int64_t n = j / tiles, t = j % tiles;
-          tile_to_nchw(x + n * geo_.c * geo_.pixels, t * kTile, buf);
+          tile_to_nchw(x + n * geo_.c * geo_.pixels, pt.start(t), buf);
           tile(n, t, buf, kTile, 0, blocks_);
         }
       });
@@ -259,7 +275,7 @@ class PointwiseF32 : public Kernel {
     }
     parallel_ranges(blocks_, nt, [&](int64_t b0, int64_t b1, int) {
       for (int64_t n = 0; n < geo_.batch; ++n)
-        for (int64_t t = 0; t < tiles; ++t) tile(n, t, x + n * geo_.c * geo_.pixels + t * kTile, geo_.pixels, b0, b1);
+        for (int64_t t = 0; t < tiles; ++t) tile(n, t, x + n * geo_.c * geo_.pixels + pt.start(t), geo_.pixels, b0, b1);
     });
   }
 
@@ -367,19 +383,16 @@ class StemF32 : public Kernel {
     const int64_t rows = geo_.batch * geo_.oh, out_plane = geo_.oh * geo_.ow;
     const int nt = std::min(threads_for(rows * geo_.ow * taps_ * geo_.oc, kStemMinMacsPerThread, ctx.num_threads), slots_);
     const RowProduct m{weights_.data(), bias_.data(), taps_, geo_.oc, act_};
+    const PixelTiles pt(geo_.ow);  // of each output row
     parallel_ranges(rows, nt, [&](int64_t r0, int64_t r1, int slot) {
       float* buf = base_ + static_cast<size_t>(slot) * static_cast<size_t>(taps_ * kTile);
       for (int64_t r = r0; r < r1; ++r) {
         const int64_t n = r / geo_.oh, oh = r % geo_.oh;
-        // Tiles of 3 vectors of 16 pixels, but never a tile of one vector after others: that tile
-        // would take as many weight broadcasts as multiply-adds (112 pixels: 48 + 32 + 32).
-        for (int64_t ow0 = 0; ow0 < geo_.ow;) {
-          const int64_t left = (geo_.ow - ow0 + 15) / 16;  // vectors
-          const int64_t count = std::min(geo_.ow - ow0, 16 * (left == 4 ? 2 : std::min<int64_t>(3, left)));
+        for (int64_t t = 0; t < pt.count; ++t) {
+          const int64_t ow0 = pt.start(t), count = pt.size(t);
           gather(x + n * geo_.c * geo_.h * geo_.w, oh, ow0, count, buf);
           product_blocks(m, buf, kTile, y + n * geo_.oc * out_plane + oh * geo_.ow + ow0, out_plane, 0, blocks_, count,
                          ctx.round_fp16);
-          ow0 += count;
         }
       }
     });
@@ -412,9 +425,15 @@ class StemF32 : public Kernel {
           const float* row = xn + (c * g.h + ih) * g.w;
           for (int64_t v = 0; v < vectors; ++v) {
             const int64_t iw0 = (ow0 + 16 * v) * g.sw - g.pl + j;  // pixel 16 v's input column
-            __m512 val = _mm512_maskz_loadu_ps(inside(iw0, g.w), row + iw0);
-            if (g.sw == 2)
-              val = _mm512_permutex2var_ps(val, even, _mm512_maskz_loadu_ps(inside(iw0 + 16, g.w), row + iw0 + 16));
+            __m512 val;
+            if (iw0 >= 0 && iw0 + 16 * g.sw <= g.w) {  // inside the row: no masks
+              val = _mm512_loadu_ps(row + iw0);
+              if (g.sw == 2) val = _mm512_permutex2var_ps(val, even, _mm512_loadu_ps(row + iw0 + 16));
+            } else {
+              val = _mm512_maskz_loadu_ps(inside(iw0, g.w), row + iw0);
+              if (g.sw == 2)
+                val = _mm512_permutex2var_ps(val, even, _mm512_maskz_loadu_ps(inside(iw0 + 16, g.w), row + iw0 + 16));
+            }
             _mm512_storeu_ps(dst + 16 * v, val);
           }
         }
