@@ -733,6 +733,17 @@ TEST(PointwiseF32X86, MatchesReference) {
   for (const ConvCase& p : cases)
     expect_fast_matches_ref(OpId::Conv, conv_attrs(p), conv_inputs(p, false, 80 + static_cast<uint32_t>(rot++)),
                             "x86_pw_f32", conv_name(p));
+  // One pixel with weights that are all fp16 values (as in fp16 mode), which stream as fp16
+  // (gemv_f32_blocks.h); one weight off fp16 keeps them fp32 (the cases above).
+  for (const auto& co : std::vector<std::pair<int64_t, int64_t>>{{96, 4}, {72, 130}, {24, 64}}) {
+    const ConvCase p{co.first == 72 ? 2 : 1, co.first, co.second, 1, {1, 1}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0},
+                     true, kActs[(rot++) % kNumActs]};
+    std::vector<TensorData> in = conv_inputs(p, false, 90 + static_cast<uint32_t>(rot));
+    std::vector<float> w = in[1].as<float>();
+    round_to_fp16(w.data(), w.size());
+    in[1] = TensorData::f32(in[1].shape, w, true);
+    expect_fast_matches_ref(OpId::Conv, conv_attrs(p), in, "x86_pw_f32", conv_name(p) + "_fp16_weights");
+  }
   // Blocked activations: [N, C, 1, 1] is the same in nChw16c (input and output blocked); an
   // nChw16c input of 16 or 32 channels is transposed per pixel tile (pixel counts around the
   // 16-pixel transposes, batch 2). The same bytes as from NCHW, and within the tolerance.

@@ -3,14 +3,9 @@
 // with it, so its time is the time to stream B from memory (mobilenet_v2's 1280 x 1000 fp32 weights:
 // 5 MB, 200 us in oneDNN at one thread, 4% of the network).
 //
-// In fp16 mode the converter has already rounded the weights to fp16 values, so they are stored
-// here as fp16 (half the bytes to stream) and widened exactly in registers (vcvtph2ps). Weights
-// that are not all fp16 values (pure fp32 models) stay fp32. Layout, prepared once: blocks of 64
-// outputs, each [K][64], so that one block streams contiguously; per block four 16-lane
-// accumulators run over k ascending with fused multiply-adds (the reference's order, one rounding
-// less per step: the float tolerance of docs/kernels.md). Then, as the reference: alpha * acc,
-// + beta * C, the fused activation, and in fp16 mode the rounding, in registers.
-// Blocks are split over the node's threads (each streams its own part of B).
+// B is packed once as gemv_f32_blocks.h's 64-output blocks (fp16 in fp16 mode). Then, as the
+// reference: alpha * acc, + beta * C, the fused activation, and in fp16 mode the rounding, in
+// registers. Blocks are split over the node's threads (each streams its own part of B).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 false positive in its AVX-512 headers
 #include <immintrin.h>
 
@@ -27,11 +22,12 @@
 #include "kernels/ref/activation.h"
 #include "kernels/x86/cpu_features.h"
 #include "kernels/x86/fused_act_avx512.h"
+#include "kernels/x86/gemv_f32_blocks.h"
 
 namespace orknn {
 namespace {
 
-constexpr int64_t kBlock = 64;  // outputs per block: 4 vectors of 16
+constexpr int64_t kBlock = x86::kGemvBlock;
 // Below this many weights per thread, waking another thread costs more than it saves.
 constexpr int64_t kMinWeightsPerThread = 64 * 1024;
 
@@ -83,24 +79,6 @@ bool supports_gemv(const Graph& g, const Node& n) {
   return gemv_geometry(g, n, &geo);
 }
 
-// dst = src as fp16 (nearest), n a multiple of 16; false unless every value comes back equal (a
-// NaN never does).
-__attribute__((target("avx512f"))) bool to_fp16_if_exact(const float* src, uint16_t* dst, size_t n) {
-  for (size_t i = 0; i < n; i += 16) {
-    const __m512 v = _mm512_loadu_ps(src + i);
-    const __m256i h = _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
-    if (_mm512_cmp_ps_mask(_mm512_cvtph_ps(h), v, _CMP_EQ_OQ) != 0xFFFF) return false;
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), h);
-  }
-  return true;
-}
-
-// 16 weights as floats: fp16 storage widened exactly, or fp32.
-__attribute__((target("avx512f"))) inline __m512 load_weights(const uint16_t* w) {
-  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
-}
-__attribute__((target("avx512f"))) inline __m512 load_weights(const float* w) { return _mm512_loadu_ps(w); }
-
 class GemvF32 : public Kernel {
  public:
   Status prepare(const KernelContext& ctx) override {
@@ -118,12 +96,7 @@ class GemvF32 : public Kernel {
         for (int64_t j = blk * kBlock; j < std::min(geo_.n, (blk + 1) * kBlock); ++j)
           dst[j - blk * kBlock] = geo_.trans_b ? b[j * geo_.k + k] : b[k * geo_.n + j];
       }
-    w32_.clear();
-    w16_.assign(packed.size(), 0);  // packed.size() is a multiple of kBlock
-    if (!to_fp16_if_exact(packed.data(), w16_.data(), packed.size())) {
-      w16_.clear();
-      w32_ = std::move(packed);
-    }
+    weights_.set(std::move(packed), geo_.k, blocks_);
     return Status::Ok();
   }
 
@@ -132,28 +105,17 @@ class GemvF32 : public Kernel {
   void run(const KernelContext& ctx) override {
     const int nt = threads_for(blocks_ * geo_.k * kBlock, kMinWeightsPerThread, ctx.num_threads);
     parallel_ranges(blocks_, nt, [&](int64_t b0, int64_t b1, int) {
-      for (int64_t blk = b0; blk < b1; ++blk) {
-        if (w16_.empty())
-          run_block(ctx, w32_.data(), blk);
-        else
-          run_block(ctx, w16_.data(), blk);
-      }
+      for (int64_t blk = b0; blk < b1; ++blk) run_block(ctx, blk);
     });
   }
 
  private:
-  template <class W>
-  __attribute__((target("avx512f"))) void run_block(const KernelContext& ctx, const W* w, int64_t blk) const {
+  __attribute__((target("avx512f"))) void run_block(const KernelContext& ctx, int64_t blk) const {
     const float* a = ctx.in<float>(0);
     const float* c = geo_.has_c ? ctx.in<float>(2) : nullptr;
     float* y = ctx.out<float>(0);
-    const W* wb = w + blk * geo_.k * kBlock;
-    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-    for (int64_t k = 0; k < geo_.k; ++k) {
-      const __m512 av = _mm512_set1_ps(a[k]);
-      const W* wk = wb + k * kBlock;
-      for (int v = 0; v < 4; ++v) acc[v] = _mm512_fmadd_ps(av, load_weights(wk + 16 * v), acc[v]);
-    }
+    __m512 acc[4];
+    weights_.block_sums(a, blk, acc);
     const __m512 alpha = _mm512_set1_ps(geo_.alpha), beta = _mm512_set1_ps(geo_.beta);
     for (int v = 0; v < 4; ++v) {
       const int64_t j0 = blk * kBlock + 16 * v;
@@ -173,8 +135,7 @@ class GemvF32 : public Kernel {
   GemvGeometry geo_;
   ActVec act_;
   int64_t blocks_ = 0;
-  std::vector<uint16_t> w16_;  // fp16 weights (all of B is fp16 values), or
-  std::vector<float> w32_;     // fp32 weights
+  x86::GemvWeights weights_;
 };
 
 }  // namespace

@@ -38,6 +38,7 @@
 #include "kernels/parallel.h"
 #include "kernels/x86/cpu_features.h"
 #include "kernels/x86/fused_act_avx512.h"
+#include "kernels/x86/gemv_f32_blocks.h"
 #include "kernels/x86/pointwise_geometry.h"
 
 namespace orknn {
@@ -46,8 +47,9 @@ namespace {
 constexpr int64_t kRows = 8;     // output channels per register block
 constexpr int64_t kVectors = 3;  // 16-pixel vectors per register block
 constexpr int64_t kTile = 16 * kVectors;
-constexpr int64_t kGemvRows = 64;  // output channels per block of the one-pixel path
+constexpr int64_t kGemvRows = x86::kGemvBlock;  // output channels per block of the one-pixel path
 constexpr int64_t kMaxGemvWeights = 16384;  // see supports_pw_f32
+constexpr int64_t kMaxGemvWeightsFp16 = 131072;
 constexpr int64_t kTransposedMaxChannels = 32;  // see supports_pw_f32
 // Below this many multiply-adds per thread, waking another thread costs more than it saves.
 constexpr int64_t kMinMacsPerThread = 256 * 1024;
@@ -57,14 +59,16 @@ bool supports_pw_f32(const Graph& g, const Node& n) {
   PwGeometry geo;
   if (!float_pw_geometry(g, n, &geo)) return false;
   // Images of one pixel (the squeeze-and-excitation convolutions), blocked or not
-  // (PointwiseF32::blocked_io), up to kMaxGemvWeights: larger ones stream their weights faster
-  // on oneDNN (efficientnet_b0's 1152 <-> 48: 12-13 against 15-21 us). Larger images: only where
+  // (PointwiseF32::blocked_io), up to kMaxGemvWeights: larger ones streamed their fp32 weights
+  // faster on oneDNN (efficientnet_b0's 1152 <-> 48: 12-13 against 15-21 us). In fp16 mode the
+  // weights stream as fp16 (gemv_f32_blocks.h), half the bytes, up to kMaxGemvWeightsFp16. Larger images: only where
   // neither side can be blocked, as this kernel takes NCHW only there and would otherwise turn its
   // neighbours NCHW too (efficientnet_b0's 144 -> 24 projections: each faster alone, the network
   // slower; an nChw16c input transposed per tile instead ran them at 392 against 245 us).
   // That transpose pays on few input channels (mobilenet_v3_small's 16 -> 72 at 56x56), so
   // those take an nChw16c input (kTransposedMaxChannels).
-  if (geo.pixels == 1) return geo.c * geo.oc <= kMaxGemvWeights;
+  if (geo.pixels == 1)
+    return geo.c * geo.oc <= (g.precision == FloatPrecision::kFp16 ? kMaxGemvWeightsFp16 : kMaxGemvWeights);
   return geo.oc % 16 != 0 && (geo.c % 16 != 0 || geo.c <= kTransposedMaxChannels);
 }
 
@@ -233,6 +237,7 @@ class PointwiseF32 : public Kernel {
     rows_ = geo_.pixels == 1 ? kGemvRows : kRows;
     blocks_ = (geo_.oc + rows_ - 1) / rows_;
     weights_ = pack_row_blocks(ctx.in<float>(1), geo_.oc, geo_.c, rows_);
+    if (geo_.pixels == 1) gemv_.set(std::move(weights_), geo_.c, blocks_);  // fp16 when exact
     bias_.assign(static_cast<size_t>(blocks_ * rows_), 0.f);
     if (ctx.has_input(2)) std::copy(ctx.in<float>(2), ctx.in<float>(2) + geo_.oc, bias_.begin());
     // nChw16c input: per thread, one pixel tile of every channel in NCHW order.
@@ -302,12 +307,8 @@ class PointwiseF32 : public Kernel {
   // One pixel: output channels [64 b, 64 b + 64) of one image, four 16-channel accumulators over
   // the input channels in order.
   __attribute__((target("avx512f"))) void gemv_block(const float* x, float* y, int64_t b, bool round) const {
-    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
-    const float* wb = weights_.data() + b * geo_.c * kGemvRows;
-    for (int64_t c = 0; c < geo_.c; ++c) {
-      const __m512 xv = _mm512_set1_ps(x[c]);
-      for (int v = 0; v < 4; ++v) acc[v] = _mm512_fmadd_ps(xv, _mm512_loadu_ps(wb + c * kGemvRows + 16 * v), acc[v]);
-    }
+    __m512 acc[4];
+    gemv_.block_sums(x, b, acc);
     for (int v = 0; v < 4; ++v) {
       const int64_t o = b * kGemvRows + 16 * v;
       if (o >= geo_.oc) break;
@@ -324,7 +325,8 @@ class PointwiseF32 : public Kernel {
   ActVec act_;
   int64_t rows_ = kRows;  // output channels per block: kRows, or kGemvRows for one pixel
   int64_t blocks_ = 0;
-  std::vector<float> weights_;  // [block][c][rows_], zero rows past OC
+  std::vector<float> weights_;  // [block][c][rows_], zero rows past OC (more than one pixel)
+  x86::GemvWeights gemv_;       // one pixel: the same as 64-output blocks, fp16 when exact
   std::vector<float> bias_;     // rows_ * blocks_, zero past OC
   bool blocked_in_ = false;     // nChw16c input (more than one pixel)
   float* tile_base_ = nullptr;  // per thread slot, geo_.c * kTile floats: the shared scratch or tiles_
