@@ -339,9 +339,10 @@ class PointwiseF32 : public Kernel {
 // ms for the convolution at 25 GMAC/s and 0.15 ms for its output's reorder, one thread). Here the
 // convolution is the row product above over k = (c, kh, kw), the window taps in the weights' own
 // order: per tile of up to kTile output pixels of one output row, each tap's input row (the
-// pixels' window value, 0 over padding) is gathered into a per-thread buffer, 16 pixels by one or
-// two masked loads (stride 2: the even lanes of two, one permute), then the product reads it as
-// x86_pw_f32 reads an NCHW tile and writes NCHW rows. Same numerics (k ascending from +0, FMAs).
+// pixels' window value, 0 over padding) is gathered into a per-thread buffer, 16 pixels by one
+// load (stride 2: the even lanes of two, one permute), masked only where it reaches past the row,
+// then the product reads it as x86_pw_f32 reads an NCHW tile and writes NCHW rows. Same numerics
+// (k ascending from +0, FMAs).
 
 constexpr int64_t kStemF32MaxTaps = 256;  // the gather buffer of a thread: 256 x kTile floats
 // Below this many multiply-adds per thread a second thread costs more than it saves: PP-OCR cls's
@@ -411,7 +412,7 @@ class StemF32 : public Kernel {
   // tap (c, i, j), 0 over padding; whole vectors of 16 pixels (those past count are dropped).
   __attribute__((target("avx512f"))) void gather(const float* xn, int64_t oh, int64_t ow0, int64_t count,
                                                  float* buf) const {
-    const G& g = geo_;
+    const StemGeometry& g = geo_;
     const int64_t vectors = (count + 15) / 16;
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     for (int64_t c = 0; c < g.c; ++c)
@@ -442,7 +443,6 @@ class StemF32 : public Kernel {
       }
   }
 
-  using G = StemGeometry;
   StemGeometry geo_;
   ActVec act_;
   int64_t taps_ = 0, blocks_ = 0;
