@@ -43,6 +43,21 @@ void set_window_attrs(Node& n, int64_t k, int64_t stride, int64_t pad) {
   n.attrs.set_ints("dilations", {1, 1});
 }
 
+// A node `op` of g with a square window (set_window_attrs): input x of x_shape, constant weights w
+// of w_shape, a constant bias b when not empty, output of y_shape.
+Node window_node(Graph& g, OpId op, const char* name, const Shape& x_shape, const Shape& w_shape,
+                 const std::vector<float>& w, const std::vector<float>& b, const Shape& y_shape, int64_t k,
+                 int64_t stride, int64_t pad) {
+  Node n;
+  n.op = op;
+  n.name = name;
+  n.inputs = {g.add_tensor("x", x_shape, DType::kF32), g.add_const("w", w_shape, DType::kF32, w.data(), w.size() * 4)};
+  if (!b.empty()) n.inputs.push_back(g.add_const("b", {static_cast<int64_t>(b.size())}, DType::kF32, b.data(), b.size() * 4));
+  n.outputs = {g.add_tensor("y", y_shape, DType::kF32)};
+  set_window_attrs(n, k, stride, pad);
+  return n;
+}
+
 // Runs kernel `name` on node `n` of graph `g` (inputs already filled) twice: without
 // ctx.round_fp16 (then rounded here) and with it; the outputs must be bit-identical. `blocked`:
 // the first input and the output are handed over as blocked tensors (the same bytes either way).
@@ -87,12 +102,7 @@ TEST(FusedFp16Rounding, DepthwiseConv) {
   if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw")) GTEST_SKIP() << "CPU without AVX-512";
   Graph g;
   const std::vector<float> w = awkward_values(5 * 9, 5);
-  Node n;
-  n.op = OpId::Conv;
-  n.name = "dw";
-  n.inputs = {g.add_tensor("x", {1, 5, 30, 31}, DType::kF32), g.add_const("w", {5, 1, 3, 3}, DType::kF32, w.data(), w.size() * 4)};
-  n.outputs = {g.add_tensor("y", {1, 5, 30, 31}, DType::kF32)};
-  set_window_attrs(n, 3, 1, 1);
+  Node n = window_node(g, OpId::Conv, "dw", {1, 5, 30, 31}, {5, 1, 3, 3}, w, {}, {1, 5, 30, 31}, 3, 1, 1);
   n.attrs.set_int("group", 5);
   expect_fused_rounding(g, n, "x86_dw_f32", {awkward_values(5 * 30 * 31, 4)});
 }
@@ -116,15 +126,9 @@ TEST(FusedFp16Rounding, DepthwiseConvBlocked) {
     Graph g;
     const int64_t c = 32, h = 9, pad = cs.k / 2;
     const int64_t oh = (h + 2 * pad - cs.k) / cs.stride + 1, ow = (cs.w + 2 * pad - cs.k) / cs.stride + 1;
-    const std::vector<float> w = awkward_values(static_cast<size_t>(c * cs.k * cs.k), 51), b = awkward_values(c, 52);
-    Node n;
-    n.op = OpId::Conv;
-    n.name = "dw";
-    n.inputs = {g.add_tensor("x", {1, c, h, cs.w}, DType::kF32),
-                g.add_const("w", {c, 1, cs.k, cs.k}, DType::kF32, w.data(), w.size() * 4)};
-    if (cs.bias) n.inputs.push_back(g.add_const("b", {c}, DType::kF32, b.data(), b.size() * 4));
-    n.outputs = {g.add_tensor("y", {1, c, oh, ow}, DType::kF32)};
-    set_window_attrs(n, cs.k, cs.stride, pad);
+    const std::vector<float> w = awkward_values(static_cast<size_t>(c * cs.k * cs.k), 51);
+    const std::vector<float> b = cs.bias ? awkward_values(c, 52) : std::vector<float>{};
+    Node n = window_node(g, OpId::Conv, "dw", {1, c, h, cs.w}, {c, 1, cs.k, cs.k}, w, b, {1, c, oh, ow}, cs.k, cs.stride, pad);
     n.attrs.set_int("group", c);
     if (cs.act[0]) {
       n.attrs.set_string("fused_act", cs.act);
@@ -187,14 +191,8 @@ TEST(FusedFp16Rounding, OnednnConvSigmoidSilu) {
     const int64_t oh = (h + 2 * pad - cs.k) / cs.stride + 1, ow = (w + 2 * pad - cs.k) / cs.stride + 1;
     const std::vector<float> wt = awkward_values(static_cast<size_t>(cs.oc * cs.c * cs.k * cs.k), 21);
     const std::vector<float> bias = awkward_values(static_cast<size_t>(cs.oc), 22);
-    Node n;
-    n.op = OpId::Conv;
-    n.name = "conv";
-    n.inputs = {g.add_tensor("x", {1, cs.c, h, w}, DType::kF32),
-                g.add_const("w", {cs.oc, cs.c, cs.k, cs.k}, DType::kF32, wt.data(), wt.size() * 4),
-                g.add_const("b", {cs.oc}, DType::kF32, bias.data(), bias.size() * 4)};
-    n.outputs = {g.add_tensor("y", {1, cs.oc, oh, ow}, DType::kF32)};
-    set_window_attrs(n, cs.k, cs.stride, pad);
+    Node n = window_node(g, OpId::Conv, "conv", {1, cs.c, h, w}, {cs.oc, cs.c, cs.k, cs.k}, wt, bias, {1, cs.oc, oh, ow},
+                         cs.k, cs.stride, pad);
     n.attrs.set_int("group", 1);
     n.attrs.set_string("fused_act", cs.act);
     // Small inputs: the sums stay where sigmoid is not saturated to exactly 0 or 1.
@@ -208,14 +206,7 @@ TEST(FusedFp16Rounding, Deconv2x2) {
   for (int64_t oc : {1, 6}) {
     Graph g;
     const std::vector<float> w = awkward_values(static_cast<size_t>(5 * oc * 4), 21), b = awkward_values(static_cast<size_t>(oc), 22);
-    Node n;
-    n.op = OpId::ConvTranspose;
-    n.name = "up";
-    n.inputs = {g.add_tensor("x", {2, 5, 9, 37}, DType::kF32),
-                g.add_const("w", {5, oc, 2, 2}, DType::kF32, w.data(), w.size() * 4),
-                g.add_const("b", {oc}, DType::kF32, b.data(), b.size() * 4)};
-    n.outputs = {g.add_tensor("y", {2, oc, 18, 74}, DType::kF32)};
-    set_window_attrs(n, 2, 2, 0);
+    Node n = window_node(g, OpId::ConvTranspose, "up", {2, 5, 9, 37}, {5, oc, 2, 2}, w, b, {2, oc, 18, 74}, 2, 2, 0);
     expect_fused_rounding(g, n, "x86_deconv2x2_f32", {awkward_values(2 * 5 * 9 * 37, 23)});
   }
 }
@@ -244,14 +235,7 @@ TEST(FusedFp16Rounding, Pointwise16c) {
   if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   Graph g;
   const std::vector<float> w = awkward_values(80 * 32, 41), b = awkward_values(80, 42);
-  Node n;
-  n.op = OpId::Conv;
-  n.name = "pw";
-  n.inputs = {g.add_tensor("x", {1, 32, 7, 7}, DType::kF32),
-              g.add_const("w", {80, 32, 1, 1}, DType::kF32, w.data(), w.size() * 4),
-              g.add_const("b", {80}, DType::kF32, b.data(), b.size() * 4)};
-  n.outputs = {g.add_tensor("y", {1, 80, 7, 7}, DType::kF32)};
-  set_window_attrs(n, 1, 1, 0);
+  Node n = window_node(g, OpId::Conv, "pw", {1, 32, 7, 7}, {80, 32, 1, 1}, w, b, {1, 80, 7, 7}, 1, 1, 0);
   n.attrs.set_int("group", 1);
   expect_fused_rounding(g, n, "x86_pw16c_f32", {awkward_values(32 * 49, 43)}, /*blocked=*/true);
 }
@@ -262,14 +246,7 @@ TEST(FusedFp16Rounding, StemF32) {
     SCOPED_TRACE(act);
     Graph g;
     const std::vector<float> w = awkward_values(24 * 3 * 9, 61), b = awkward_values(24, 62);
-    Node n;
-    n.op = OpId::Conv;
-    n.name = "stem";
-    n.inputs = {g.add_tensor("x", {1, 3, 20, 37}, DType::kF32),
-                g.add_const("w", {24, 3, 3, 3}, DType::kF32, w.data(), w.size() * 4),
-                g.add_const("b", {24}, DType::kF32, b.data(), b.size() * 4)};
-    n.outputs = {g.add_tensor("y", {1, 24, 10, 19}, DType::kF32)};
-    set_window_attrs(n, 3, 2, 1);
+    Node n = window_node(g, OpId::Conv, "stem", {1, 3, 20, 37}, {24, 3, 3, 3}, w, b, {1, 24, 10, 19}, 3, 2, 1);
     n.attrs.set_int("group", 1);
     n.attrs.set_string("fused_act", act);
     n.attrs.set_float("fused_alpha", 0.1f);
