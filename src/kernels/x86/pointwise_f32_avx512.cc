@@ -236,8 +236,10 @@ class PointwiseF32 : public Kernel {
     // block, as x86_gemv_f32), weights [block][c][64].
     rows_ = geo_.pixels == 1 ? kGemvRows : kRows;
     blocks_ = (geo_.oc + rows_ - 1) / rows_;
-    weights_ = pack_row_blocks(ctx.in<float>(1), geo_.oc, geo_.c, rows_);
-    if (geo_.pixels == 1) gemv_.set(std::move(weights_), geo_.c, blocks_);  // fp16 when exact
+    std::vector<float> packed = pack_row_blocks(ctx.in<float>(1), geo_.oc, geo_.c, rows_);
+    weights_.clear();
+    if (geo_.pixels == 1) gemv_.set(std::move(packed), geo_.c, blocks_);  // fp16 when exact
+    else weights_ = std::move(packed);
     bias_.assign(static_cast<size_t>(blocks_ * rows_), 0.f);
     if (ctx.has_input(2)) std::copy(ctx.in<float>(2), ctx.in<float>(2) + geo_.oc, bias_.begin());
     // nChw16c input: per thread, one pixel tile of every channel in NCHW order.
