@@ -208,6 +208,7 @@ Status convert_static(const onnx::ModelProto& model, const std::string& model_di
   // fp16 values then.
   const bool quantizing = opts.quant.enabled || qdq;
   if (quantizing) popts.precision = FloatPrecision::kFp32;
+  popts.fuse_residual = !quantizing;
   std::vector<PassStat> pass_stats;
   ORKNN_RETURN_IF_ERROR(run_graph_passes(g, popts, &pass_stats));
   if (opts.quant.enabled || graph_has_qdq(g))

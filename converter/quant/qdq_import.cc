@@ -156,10 +156,7 @@ struct Stripper {
       acts[x] = p;
       drop[i] = 1;
     }
-    std::vector<Node> kept;
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      if (!drop[i]) kept.push_back(std::move(g.nodes[i]));
-    g.nodes = std::move(kept);
+    erase_flagged_nodes(g, drop);
     return Status::Ok();
   }
 };

@@ -103,6 +103,12 @@ struct Node {
   Attrs attrs;
 };
 
+// The tensor id of a Conv's residual input (its fourth, added before the fused activation:
+// ops/conv.cc), or -1 when n is not a Conv with one.
+inline int conv_residual(const Node& n) {
+  return n.op == OpId::Conv && n.inputs.size() > 3 ? n.inputs[3] : -1;
+}
+
 // How float tensors are computed. kFp16: every op output is rounded to fp16, as the NPU stores it.
 enum class FloatPrecision : uint8_t { kFp16 = 0, kFp32 = 1 };
 

@@ -35,13 +35,27 @@ ArenaPlan plan_arena(const Graph& g, const std::vector<ExtraRead>& extra) {
   // them again (benchmark loops do), as the vendor runtime allows.
   for (const GraphInput& in : g.inputs) last[in.tensor] = end;
 
-  // A view's output shares its input's bytes (reshapes_in_place): one slot for both, alive while
-  // either is. Nodes run in order, so an input's slot is known before its view's.
+  // A view's output shares its input's bytes (reshapes_in_place), and so does a Conv's output its
+  // residual's when that Conv is the residual's last reader: one slot for both, alive while either
+  // is. Nodes run in order, so an input's slot is known before its consumer's, and a reader of the
+  // residual after the Conv (a view's too) is in last[] already.
   std::vector<int> slot(nt);
   for (size_t t = 0; t < nt; ++t) slot[t] = static_cast<int>(t);
-  for (const Node& n : g.nodes) {
-    if (!reshapes_in_place(g, n)) continue;
-    const int s = slot[n.inputs[0]], y = n.outputs[0];
+  for (int k = 0; k < end; ++k) {
+    const Node& n = g.nodes[static_cast<size_t>(k)];
+    int from = -1;
+    if (reshapes_in_place(g, n)) {
+      from = n.inputs[0];
+    } else if (const int r = conv_residual(n); r >= 0 && n.outputs.size() == 1 && n.outputs[0] >= 0) {
+      const int s = slot[r];
+      const Tensor& rt = g.tensor(r);
+      // (A graph input or output lives to the end: never last read here.)
+      if (!rt.is_const() && last[s] == k && slot[n.inputs[0]] != s &&
+          rt.nbytes() == g.tensor(n.outputs[0]).nbytes())
+        from = r;
+    }
+    if (from < 0) continue;
+    const int s = slot[from], y = n.outputs[0];
     slot[y] = s;
     first[s] = std::min(first[s], first[y]);
     last[s] = std::max(last[s], last[y]);

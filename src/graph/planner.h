@@ -30,8 +30,11 @@ bool reshapes_in_place(const Graph& g, const Node& n);
 // Lifetime-based placement: every non-constant tensor lives from the node that produces it (graph
 // inputs: from the start) to its last consumer, `extra` reads included (graph inputs and outputs:
 // to the end, so inputs survive a run for the next one); tensors whose lifetimes overlap never
-// share bytes, except a view and its input (reshapes_in_place), which share one slot alive while
-// either is. Greedy: largest first, lowest offset that fits.
+// share bytes, except a view and its input (reshapes_in_place), and a Conv's output and its
+// residual input (ops/conv.cc) when the Conv is the residual's last reader, the residual is not a
+// graph input and X does not share its bytes: each pair shares one slot alive while either is
+// (the Conv kernels add the residual where they write the output). Greedy: largest first, lowest
+// offset that fits.
 ArenaPlan plan_arena(const Graph& g, const std::vector<ExtraRead>& extra = {});
 
 }  // namespace orknn

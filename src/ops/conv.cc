@@ -5,6 +5,11 @@
 // "output_padding" (one per spatial dim) and never "output_shape" (it is turned into pads and
 // output_padding). Fused activation attributes are validated and completed.
 //
+// Fused residual (Conv only, float only): an optional fourth input R of the output's shape, added
+// after the bias and before the fused activation, y = act(conv(X, W) + B + R), with one fp16
+// rounding of y in fp16 mode (docs/numerics.md). The converter writes it for Conv -> Add
+// (graph/passes/fuse_conv_add.cc).
+//
 // Quantized form (docs/numerics.md, "Quantized (INT8) models"): X an int8 activation quantized per
 // tensor, W int8 constant symmetric weights quantized per tensor or per output channel (Conv:
 // axis 0; ConvTranspose: axis 1, only with group 1), B an int32 constant, the output quantized per
@@ -31,9 +36,14 @@ struct ConvAttrs {
 };
 
 // Inputs X, W[, B] (all float32, or the quantized form: check_quantized_conv once the shapes are
-// known) and the attributes shared by both ops.
-Status read_conv(const Graph& g, const Node& n, ConvAttrs* a) {
-  ORKNN_RETURN_IF_ERROR(check_arity(g, n, 2, 3, 1, 1, 2));
+// known), Conv's residual R (`max_inputs` 4) and the attributes shared by both ops.
+Status read_conv(const Graph& g, const Node& n, size_t max_inputs, ConvAttrs* a) {
+  ORKNN_RETURN_IF_ERROR(check_arity(g, n, 2, max_inputs, 1, 1, 2));
+  if (has_input(n, 3)) {
+    if (node_has_quant(g, n))
+      return ORKNN_NODE_ERR(n, "a residual input (4th) is only supported on float convolutions, not quantized ones");
+    ORKNN_RETURN_IF_ERROR(check_f32(g, n, 3, "R"));
+  }
   if (!node_has_quant(g, n)) {
     ORKNN_RETURN_IF_ERROR(check_f32(g, n, 0, "X"));
     ORKNN_RETURN_IF_ERROR(check_f32(g, n, 1, "W"));
@@ -113,7 +123,7 @@ Status finish(Graph& g, Node& n, const ConvAttrs& a, const Shape& out) {
 
 Status infer_Conv(Graph& g, Node& n) {
   ConvAttrs a;
-  ORKNN_RETURN_IF_ERROR(read_conv(g, n, &a));
+  ORKNN_RETURN_IF_ERROR(read_conv(g, n, 4, &a));
   const Shape& x = g.input(n, 0)->shape;
   const Shape& w = g.input(n, 1)->shape;
   const int64_t c = x[1], m = w[0];
@@ -139,12 +149,15 @@ Status infer_Conv(Graph& g, Node& n) {
                             i, (long long)in, (long long)a.pads[i], (long long)a.pads[a.k + i], (long long)eff);
     out.push_back(span / s + 1);
   }
+  if (has_input(n, 3) && g.input(n, 3)->shape != out)
+    return ORKNN_NODE_ERR(n, "residual R must have the output's shape %s, got %s", shape_str(out).c_str(),
+                          shape_str(g.input(n, 3)->shape).c_str());
   return finish(g, n, a, out);
 }
 
 Status infer_ConvTranspose(Graph& g, Node& n) {
   ConvAttrs a;
-  ORKNN_RETURN_IF_ERROR(read_conv(g, n, &a));
+  ORKNN_RETURN_IF_ERROR(read_conv(g, n, 3, &a));
   const Shape& x = g.input(n, 0)->shape;
   const Shape& w = g.input(n, 1)->shape;
   // W is [C, M / group, k...].

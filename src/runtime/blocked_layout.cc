@@ -26,13 +26,20 @@ std::vector<uint8_t> choose_blocked_tensors(const Graph& g, const std::vector<Bl
     for (int t : g.nodes[k].outputs)
       if (t >= 0) blocked[static_cast<size_t>(t)] = 0;
   }
-  // kUniform nodes: all their activations or none. Clearing one may break another such node's
-  // group, so repeat until nothing changes (each pass clears at least one flag or ends).
+  // kUniform nodes: all their activations or none; a Conv's residual input (ops/conv.cc) and its
+  // output: both or neither (the planner may give them the same bytes, and the kernels read the
+  // residual where they write the output). Clearing one may break another such group, so repeat
+  // until nothing changes (each pass clears at least one flag or ends).
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t k = 0; k < g.nodes.size(); ++k) {
-      if (node_io[k] != BlockedIo::kUniform) continue;
       const Node& n = g.nodes[k];
+      if (conv_residual(n) >= 0 && !n.outputs.empty() && n.outputs[0] >= 0) {
+        uint8_t& r = blocked[static_cast<size_t>(conv_residual(n))];
+        uint8_t& y = blocked[static_cast<size_t>(n.outputs[0])];
+        if (r != y) r = y = 0, changed = true;
+      }
+      if (node_io[k] != BlockedIo::kUniform) continue;
       bool all = true;
       for (int t : n.inputs)
         if (t >= 0 && !g.tensor(t).is_const() && !blocked[static_cast<size_t>(t)]) all = false;

@@ -236,6 +236,103 @@ TEST(FuseActivation, NotWhenProducerOutputIsGraphOutput) {
   EXPECT_EQ(changes, 0);
 }
 
+// fuse_conv_add: Add(conv(x), r) becomes Conv(x, W, B, r) (ops/conv.cc), then the Relu after
+// it fuses too; the numbers are the unfused graph's bit for bit (fp32: the same additions in the
+// same order). `residual_after`: r's producer comes after the Conv in the node order, so the
+// fused Conv must move to the Add's place.
+TEST(FuseConvAdd, ResidualBlockBecomesOneConv) {
+  for (bool residual_after : {false, true}) {
+    SCOPED_TRACE(residual_after ? "residual made after the conv" : "residual made before the conv");
+    GraphBuilder b;
+    int x = b.input("x", {1, 4, 5, 5});
+    int w = b.constant("w", {4, 4, 3, 3}, random_floats(144, 3));
+    int bias = b.constant("b", {4}, random_floats(4, 4));
+    Attrs pads = ints_attr("pads", {1, 1, 1, 1});
+    int a = residual_after ? -1 : b.node(OpId::Relu, {x});
+    int c = b.node(OpId::Conv, {x, w, bias}, pads);
+    if (residual_after) a = b.node(OpId::Relu, {x});
+    int y = b.node(OpId::Relu, {b.node(OpId::Add, {a, c})}, {}, "y");
+    b.output(y);
+    ASSERT_OK(b.finish());
+    const std::vector<float> in = random_floats(100, 5);
+    const std::vector<float> want = run1(b.g, in);
+
+    Graph g = b.g;
+    std::vector<PassStat> stats;
+    PassOptions po;
+    po.precision = FloatPrecision::kFp32;
+    ASSERT_OK(run_graph_passes(g, po, &stats));
+    ASSERT_EQ(g.nodes.size(), 2u);
+    EXPECT_EQ(g.nodes[0].op, OpId::Relu);
+    const Node& conv = g.nodes[1];
+    ASSERT_EQ(conv.op, OpId::Conv);
+    ASSERT_EQ(conv.inputs.size(), 4u);
+    EXPECT_EQ(conv.inputs[3], g.nodes[0].outputs[0]);
+    EXPECT_EQ(conv.attrs.get_string("fused_act", ""), "Relu");
+    EXPECT_EQ(g.tensor(conv.outputs[0]).name, "y");
+    EXPECT_EQ(run1(g, in), want);
+  }
+}
+
+// Both operands convolutions: the later Conv takes the earlier one's output as its residual.
+TEST(FuseConvAdd, TwoConvolutionsTheLaterTakesTheResidual) {
+  GraphBuilder b;
+  int x = b.input("x", {1, 4, 3, 3});
+  int w1 = b.constant("w1", {4, 4, 1, 1}, random_floats(16, 6));
+  int w2 = b.constant("w2", {4, 4, 1, 1}, random_floats(16, 7));
+  int c1 = b.node(OpId::Conv, {x, w1});
+  int c2 = b.node(OpId::Conv, {x, w2});
+  b.output(b.node(OpId::Add, {c2, c1}, {}, "y"));
+  ASSERT_OK(b.finish());
+  const std::vector<float> in = random_floats(36, 8);
+  const std::vector<float> want = run1(b.g, in);
+  int changes = 0;
+  ASSERT_OK(fuse_conv_add(b.g, &changes));
+  EXPECT_EQ(changes, 1);
+  ASSERT_EQ(b.g.nodes.size(), 2u);
+  ASSERT_EQ(b.g.nodes[1].inputs.size(), 4u);
+  EXPECT_EQ(b.g.nodes[1].inputs[1], w2);
+  EXPECT_EQ(b.g.nodes[1].inputs[3], c1);
+  EXPECT_EQ(run1(b.g, in), want);
+}
+
+// What stays an Add: the conv output read elsewhere too, a Conv with a fused activation, a
+// broadcast or constant operand, and any graph when the converter quantizes afterwards.
+TEST(FuseConvAdd, LeavesWhatItCannotFuse) {
+  auto block = [](int variant, GraphBuilder& b) {
+    int x = b.input("x", {1, 4, 3, 3});
+    int w = b.constant("w", {4, 4, 1, 1}, random_floats(16, 9));
+    Attrs act;
+    if (variant == 1) act.set_string("fused_act", "Relu");
+    int c = b.node(OpId::Conv, {x, w}, act);
+    int r = b.node(OpId::Relu, {x});
+    if (variant == 2) r = b.node(OpId::ReduceMean, {r}, ints_attr("axes", {2, 3}));  // [1,4,1,1]
+    if (variant == 3) r = b.constant("k", {1, 4, 3, 3}, random_floats(36, 10));
+    b.output(b.node(OpId::Add, {c, r}, {}, "y"));
+    if (variant == 0) b.output(b.node(OpId::Sigmoid, {c}, {}, "z"));
+  };
+  for (int variant = 0; variant < 4; ++variant) {
+    SCOPED_TRACE(variant);
+    GraphBuilder b;
+    block(variant, b);
+    ASSERT_OK(b.finish());
+    int changes = 0;
+    ASSERT_OK(fuse_conv_add(b.g, &changes));
+    EXPECT_EQ(changes, 0);
+  }
+  GraphBuilder b;
+  block(4, b);
+  ASSERT_OK(b.finish());
+  PassOptions po;
+  po.fuse_residual = false;
+  std::vector<PassStat> stats;
+  ASSERT_OK(run_graph_passes(b.g, po, &stats));
+  for (const PassStat& st : stats) EXPECT_NE(st.name, "fuse_conv_add");
+  bool has_add = false;
+  for (const Node& n : b.g.nodes) has_add |= n.op == OpId::Add;
+  EXPECT_TRUE(has_add);
+}
+
 TEST(RemoveNoop, IdentityReshapeCastTransposeAndNames) {
   GraphBuilder b;
   int x = b.input("x", {2, 3});
@@ -477,7 +574,7 @@ TEST(PassDriver, FixedOrderAndFusionSwitch) {
   for (const auto& s : stats) names.push_back(s.name);
   EXPECT_EQ(names, (std::vector<std::string>{"fold_constants", "remove_noop_nodes", "fold_batchnorm_into_conv",
                                              "fold_mul_add_into_conv", "fuse_layernorm", "fuse_hardswish",
-                                             "fuse_conv_activation", "dead_code"}));
+                                             "fuse_conv_add", "fuse_conv_activation", "dead_code"}));
   ASSERT_EQ(g1.nodes.size(), 1u);
   EXPECT_EQ(g1.nodes[0].attrs.get_string("fused_act", ""), "Relu");
 

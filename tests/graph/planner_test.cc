@@ -148,5 +148,43 @@ TEST(Planner, ViewsShareTheirInputsBytes) {
   EXPECT_LE(p.arena_size, 5 * 4032u);
 }
 
+// A Conv's output takes its residual's bytes (ops/conv.cc input 3) when the Conv is the
+// residual's last reader: in -Relu-> a -Relu-> b, c = Conv(b, w, -, a) reads a last; d = Conv(c,
+// w, -, b) does not (b is read again by e = Add(d, b)); f = Conv(e, w, -, in) (a graph input) and
+// h = Conv(g, w, -, g) (the residual is also X) get their own bytes.
+TEST(Planner, ConvOutputTakesItsLastReadResidualsBytes) {
+  Graph g;
+  const int in = g.add_tensor("in", {1, 16, 4, 4}, DType::kF32);
+  g.inputs.push_back(GraphInput{in, {}, {}});
+  const float wv[16 * 16] = {};
+  const int w = g.add_const("w", {16, 16, 1, 1}, DType::kF32, wv, sizeof(wv));
+  auto add = [&](OpId op, std::vector<int> inputs) {
+    Node n;
+    n.op = op;
+    n.inputs = std::move(inputs);
+    n.outputs = {g.add_tensor("t" + std::to_string(g.nodes.size()), {1, 16, 4, 4}, DType::kF32)};
+    g.nodes.push_back(n);
+    return n.outputs[0];
+  };
+  const int a = add(OpId::Relu, {in});
+  const int b = add(OpId::Relu, {a});
+  const int c = add(OpId::Conv, {b, w, -1, a});
+  const int d = add(OpId::Conv, {c, w, -1, b});
+  const int e = add(OpId::Add, {d, b});
+  const int f = add(OpId::Conv, {e, w, -1, in});
+  const int gg = add(OpId::Relu, {f});
+  const int h = add(OpId::Conv, {gg, w, -1, gg});
+  g.outputs = {h};
+  const ArenaPlan p = plan_arena(g);
+  auto off = [&](int t) { return p.offset[static_cast<size_t>(t)]; };
+  EXPECT_EQ(off(c), off(a));
+  EXPECT_NE(off(d), off(b));
+  EXPECT_NE(off(f), off(in));
+  EXPECT_NE(off(h), off(gg));
+  // a/c's slot lives from node 0 to node 3 (c's last reader): b, alive meanwhile, never shares it.
+  EXPECT_NE(off(a), off(b));
+  EXPECT_NE(off(a), off(in));
+}
+
 }  // namespace
 }  // namespace orknn

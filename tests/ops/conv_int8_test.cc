@@ -427,6 +427,12 @@ TEST(ConvInt8Infer, RefusesFormsTheKernelDoesNotHandle) {
     c.w.quant = qp(0.05f, 3);
     expect_invalid_model(c.infer(), "symmetric", conv);
   }
+  {  // a residual input (float convolutions only)
+    QConv c;
+    const TensorData r = q8({1, 2, 2, 2}, std::vector<int8_t>(8, 1), qp(0.2f, 0));
+    expect_invalid_model(run_quantized_status(c.op, c.attrs, {c.x, c.w, c.b, r}, c.y),
+                         "residual input (4th) is only supported on float convolutions", conv);
+  }
   {  // weights computed at run time
     QConv c;
     c.w.is_const = false;

@@ -364,6 +364,28 @@ void run_deconv_case(const DeconvCase& dc, const Shape& want_spatial, uint32_t s
   expect_close(r.outputs[0].as<float>(), naive_deconv(dc, x, w, b, want_spatial), 1e-5, "ConvTranspose");
 }
 
+// The residual input: y = act(conv(x) + B + R), the residual added before the activation.
+// 1x1, two output channels of weights 2 and -1, bias 0.5 / 0, R = 1, Relu:
+//   channel 0: relu(2x + 0.5 + 1), channel 1: relu(-x + 0 + 1).
+TEST(ConvRef, ResidualAddedBeforeTheActivation) {
+  const std::vector<float> x = {-2.f, 0.f, 1.f};
+  Attrs relu;
+  relu.set_string("fused_act", "Relu");
+  OpResult r = run_op(OpId::Conv, relu,
+                      {TensorData::f32({1, 1, 3}, x), TensorData::f32({2, 1, 1}, {2.f, -1.f}, true),
+                       TensorData::f32({2}, {0.5f, 0.f}, true), TensorData::f32({1, 2, 3}, std::vector<float>(6, 1.f))},
+                      1);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  expect_close(r.outputs[0].as<float>(), {0, 1.5, 3.5, 3, 1, 0}, 0, "conv + bias + residual, relu");
+  // Without a bias (absent third input).
+  OpResult nb = run_op(OpId::Conv, Attrs(),
+                       {TensorData::f32({1, 1, 3}, x), TensorData::f32({1, 1, 1}, {3.f}, true), TensorData::none(),
+                        TensorData::f32({1, 1, 3}, {10.f, 20.f, 30.f})},
+                       1);
+  ASSERT_TRUE(nb.status.ok()) << nb.status.message();
+  expect_close(nb.outputs[0].as<float>(), {4, 20, 33}, 0, "conv + residual");
+}
+
 TEST(ConvTransposeRef, ParameterMatrix) {
   uint32_t seed = 500;
   const char* acts[] = {"", "Relu", "Clip"};
@@ -575,12 +597,22 @@ TEST(ConvInfer, Errors) {
   act.set_string("fused_act", "Softplus");
   expect_infer_error(OpId::Conv, {{{1, 3, 5, 5}, f}, {{2, 3, 3, 3}, f}}, act, "fused_act");
   expect_infer_error(OpId::Conv, {{{1, 3, 5, 5}, f}, {{2, 3, 3, 3}, f}}, none, "output", 2);
+  // The residual (fourth input) must have the output's shape and be float32.
+  expect_infer_error(OpId::Conv, {{{1, 3, 5, 5}, f}, {{2, 3, 3, 3}, f}, {{2}, f}, {{1, 2, 5, 5}, f}}, none,
+                     "residual R must have the output's shape [1,2,3,3]");
+  expect_infer_error(OpId::Conv, {{{1, 3, 5, 5}, f}, {{2, 3, 3, 3}, f}, {{2}, f}, {{1, 2, 3, 3}, DType::kI8}}, none,
+                     "float32");
+  expect_infer_error(OpId::Conv, {{{1, 3, 5, 5}, f}, {{2, 3, 3, 3}, f}, {{2}, f}, {{1, 2, 3, 3}, f}, {{1}, f}}, none,
+                     "inputs");
 }
 
 TEST(ConvTransposeInfer, Errors) {
   const DType f = DType::kF32;
   Attrs none;
   expect_infer_error(OpId::ConvTranspose, {{{1, 3, 5, 5}, f}}, none, "inputs");
+  // No residual input on ConvTranspose.
+  expect_infer_error(OpId::ConvTranspose, {{{1, 3, 5, 5}, f}, {{3, 2, 3, 3}, f}, {{2}, f}, {{1, 2, 7, 7}, f}}, none,
+                     "inputs");
   expect_infer_error(OpId::ConvTranspose, {{{1, 3, 5, 5}, f}, {{2, 3, 3, 3}, f}}, none, "channels");
   expect_infer_error(OpId::ConvTranspose, {{{1, 3, 5, 5}, DType::kU8}, {{3, 2, 3, 3}, f}}, none, "float32");
   expect_infer_error(OpId::ConvTranspose, {{{1, 3, 5, 5}, f}, {{3, 2, 3, 3}, f}, {{3}, f}}, none, "bias");

@@ -883,6 +883,78 @@ TEST(Pointwise16cF32X86, MatchesReference) {
   }
 }
 
+// ------------------------------------------------------------------------- Conv + residual
+
+// Conv's residual input (ops/conv.cc: y = act(conv + B + R)), on the fast kernels that add it:
+// oneDNN's sum post-op (with the residual copied or reordered into its destination, or already
+// there when the output shares the residual's bytes) and x86_pw16c_f32's epilogue. Each runs NCHW
+// and blocked, with its own output buffer and in the residual's bytes (as the arena planner places
+// them), on 1 and 2 threads; the in-place result must equal the separate one bit for bit.
+TEST(ConvResidual, FastKernelsMatchReference) {
+  REQUIRE_REFERENCE(OpId::Conv);
+  struct Case {
+    ConvCase conv;
+    const char* kernel;
+  };
+  const ActCase none = kActs[0], relu = kActs[1], hswish = kActs[5], sigmoid = kActs[7];
+  std::vector<Case> cases = {
+      {{1, 16, 32, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, relu}, "onednn_conv_f32"},     // 1x1, nChw16c
+      {{2, 32, 32, 1, {12, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, relu}, "onednn_conv_f32"},     // 3x3, oneDNN's NHWC
+      {{1, 16, 32, 1, {15, 15}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, false, none}, "onednn_conv_f32"},   // strided
+      {{1, 32, 32, 32, {9, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, hswish}, "onednn_conv_f32"},   // depthwise
+      {{1, 24, 24, 1, {10, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, sigmoid}, "onednn_conv_f32"}, // NCHW only, own pass
+      {{1, 5, 7, 1, {20}, {3}, {1}, {1}, {1, 1}, true, relu}, "onednn_conv_f32"},                        // 1-D
+      {{1, 32, 48, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, relu}, "x86_pw16c_f32"},
+      {{2, 16, 16, 1, {13, 13}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, none}, "x86_pw16c_f32"},
+      {{1, 64, 32, 1, {5, 9}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, sigmoid}, "x86_pw16c_f32"},
+  };
+  if (!__builtin_cpu_supports("avx512f")) cases.resize(6);  // the pw16c cases need AVX-512F
+  uint32_t seed = 500;
+  for (const Case& c : cases) {
+    const ConvCase& p = c.conv;
+    SCOPED_TRACE(std::string(c.kernel) + " " + conv_name(p));
+    std::vector<TensorData> in = conv_inputs(p, false, seed);
+    if (!p.bias) in.push_back(TensorData::none());
+    OpResult plain_conv = test::run_op(OpId::Conv, conv_attrs(p), in, 1, "ref");
+    ASSERT_TRUE(plain_conv.status.ok()) << plain_conv.status.message();
+    const Shape out = plain_conv.outputs[0].shape;
+    in.push_back(TensorData::f32(out, test::random_floats(static_cast<size_t>(shape_numel(out)), seed + 7)));
+    const size_t residual = in.size() - 1;
+    seed += 10;
+
+    OpResult ref = test::run_op(OpId::Conv, conv_attrs(p), in, 1, "ref");
+    ASSERT_TRUE(ref.status.ok()) << ref.status.message();
+    const std::vector<float> want = as_floats(ref);
+    OpResult ref_in_place = test::run_op_in_place(OpId::Conv, conv_attrs(p), in, "ref", 1, residual);
+    ASSERT_TRUE(ref_in_place.status.ok()) << ref_in_place.status.message();
+    EXPECT_EQ(ref_in_place.outputs[0].bytes, ref.outputs[0].bytes) << "reference in place";
+    // The residual is really added: without it the reference differs.
+    EXPECT_GT(test::max_abs_diff(want, as_floats(plain_conv)), 0.1f);
+
+    const float tol = kRelTol * std::max(1.f, max_abs(want));
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads");
+      int n_blocked = 0, n_blocked_in_place = 0;
+      const OpResult runs[] = {
+          test::run_op(OpId::Conv, conv_attrs(p), in, 1, c.kernel, threads),
+          test::run_op_in_place(OpId::Conv, conv_attrs(p), in, c.kernel, threads, residual),
+          test::run_op_blocked(OpId::Conv, conv_attrs(p), in, c.kernel, threads, &n_blocked),
+          test::run_op_in_place(OpId::Conv, conv_attrs(p), in, c.kernel, threads, residual, &n_blocked_in_place)};
+      for (const OpResult& r : runs) {
+        ASSERT_TRUE(r.status.ok()) << r.status.message();
+        ASSERT_EQ(r.kernel_name, c.kernel);
+        EXPECT_LE(test::max_abs_diff(as_floats(r), want), tol);
+      }
+      EXPECT_EQ(runs[1].outputs[0].bytes, runs[0].outputs[0].bytes) << "NCHW, in place";
+      EXPECT_EQ(runs[3].outputs[0].bytes, runs[2].outputs[0].bytes) << "blocked, in place";
+      EXPECT_EQ(n_blocked_in_place, n_blocked);
+      // Residual and output are blocked together (runtime/blocked_layout.h) when the channels allow.
+      const bool blockable = p.spatial.size() == 2 && p.oc % 16 == 0;
+      EXPECT_EQ(n_blocked >= 2, blockable) << n_blocked << " tensors blocked";
+    }
+  }
+}
+
 // ----------------------------------------------------------------- ConvTranspose 2x2 stride 2
 
 // The hand-written 2x2 stride-2 deconvolution (kernels/x86/deconv2x2_avx512.cc): channel counts

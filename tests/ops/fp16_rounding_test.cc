@@ -60,7 +60,7 @@ Node window_node(Graph& g, OpId op, const char* name, const Shape& x_shape, cons
 
 // Runs kernel `name` on node `n` of graph `g` (inputs already filled) twice: without
 // ctx.round_fp16 (then rounded here) and with it; the outputs must be bit-identical. `blocked`:
-// the first input and the output are handed over as blocked tensors (the same bytes either way).
+// the activations are handed over as blocked tensors (the same bytes either way).
 void expect_fused_rounding(Graph& g, Node& n, const std::string& name, const std::vector<std::vector<float>>& inputs,
                            bool blocked = false) {
   SCOPED_TRACE(name + " " + op_name(n.op));
@@ -78,7 +78,7 @@ void expect_fused_rounding(Graph& g, Node& n, const std::string& name, const std
       ctx.num_threads = threads;
       ctx.round_fp16 = round != 0;
       if (blocked) {
-        ctx.in_blocked = {1};
+        ctx.in_blocked.assign(n.inputs.size(), 1);
         ctx.out_blocked = {1};
       }
       size_t next = 0;
@@ -238,6 +238,10 @@ TEST(FusedFp16Rounding, Pointwise16c) {
   Node n = window_node(g, OpId::Conv, "pw", {1, 32, 7, 7}, {80, 32, 1, 1}, w, b, {1, 80, 7, 7}, 1, 1, 0);
   n.attrs.set_int("group", 1);
   expect_fused_rounding(g, n, "x86_pw16c_f32", {awkward_values(32 * 49, 43)}, /*blocked=*/true);
+  // With a residual input (ops/conv.cc), added before the rounding.
+  n.inputs.push_back(g.add_tensor("r", {1, 80, 7, 7}, DType::kF32));
+  expect_fused_rounding(g, n, "x86_pw16c_f32", {awkward_values(32 * 49, 43), awkward_values(80 * 49, 44)},
+                        /*blocked=*/true);
 }
 
 TEST(FusedFp16Rounding, StemF32) {

@@ -83,5 +83,37 @@ TEST(BlockedLayoutChoice, LayoutNames) {
   EXPECT_STREQ(blocked_layout_name(DType::kI8), "nhwc");
 }
 
+// A Conv's residual input and its output are blocked both or neither (the planner may give them
+// the same bytes): in -n0-> t1 -n1-> t2, t3 = Conv(t2, w, -, t1), t3 -n3-> out.
+TEST(BlockedLayoutChoice, ConvResidualAndOutputShareTheLayout) {
+  Graph g;
+  const Shape s = {1, 16, 8, 8};
+  const int in = g.add_tensor("in", s, DType::kF32), t1 = g.add_tensor("t1", s, DType::kF32);
+  const int t2 = g.add_tensor("t2", s, DType::kF32), t3 = g.add_tensor("t3", s, DType::kF32);
+  const int out = g.add_tensor("out", s, DType::kF32);
+  const float wv[16 * 16] = {};
+  const int w = g.add_const("w", {16, 16, 1, 1}, DType::kF32, wv, sizeof(wv));
+  g.inputs.push_back(GraphInput{in});
+  g.outputs.push_back(out);
+  auto node = [&](OpId op, std::vector<int> inputs, int output) {
+    Node n;
+    n.op = op;
+    n.inputs = std::move(inputs);
+    n.outputs = {output};
+    g.nodes.push_back(n);
+  };
+  node(OpId::Relu, {in}, t1);
+  node(OpId::Relu, {t1}, t2);
+  node(OpId::Conv, {t2, w, -1, t1}, t3);
+  node(OpId::Relu, {t3}, out);
+  auto blocked = [&](std::vector<BlockedIo> io) {
+    const std::vector<uint8_t> b = choose_blocked_tensors(g, io);
+    return std::vector<int>{b[static_cast<size_t>(t1)], b[static_cast<size_t>(t2)], b[static_cast<size_t>(t3)]};
+  };
+  EXPECT_EQ(blocked({kEach, kEach, kEach, kEach}), (std::vector<int>{1, 1, 1}));
+  EXPECT_EQ(blocked({kNone, kEach, kEach, kEach}), (std::vector<int>{0, 1, 0}));  // t1 NCHW: so is t3
+  EXPECT_EQ(blocked({kEach, kEach, kEach, kNone}), (std::vector<int>{0, 1, 0}));  // t3 NCHW: so is t1
+}
+
 }  // namespace
 }  // namespace orknn

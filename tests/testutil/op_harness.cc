@@ -10,7 +10,7 @@ namespace {
 
 OpResult run_op_impl(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, int n_outputs,
                      const std::string& kernel, int num_threads, const std::vector<QuantParams>& out_quant,
-                     int* blocked_count) {
+                     int* blocked_count, int in_place_input = -1) {
   OpResult r;
   Graph g;
   g.precision = FloatPrecision::kFp32;
@@ -87,6 +87,15 @@ OpResult run_op_impl(OpId op, const Attrs& attrs, const std::vector<TensorData>&
       *blocked_count += b;
     }
   }
+  if (in_place_input >= 0) {  // output 0 in the input's bytes, as the arena planner may place them
+    const size_t i = static_cast<size_t>(in_place_input);
+    if (i >= n.inputs.size() || n.inputs[i] < 0 || g.tensor(n.inputs[i]).is_const() ||
+        g.tensor(n.inputs[i]).nbytes() != g.tensor(n.outputs[0]).nbytes()) {
+      r.status = ORKNN_ERR(kInvalidParam, "input %d cannot hold output 0", in_place_input);
+      return r;
+    }
+    ctx.outputs[0] = in_bufs[i].data();
+  }
   // A shared scratch as the runtime gives, filled with NaN bytes before the run: a kernel that
   // expected anything of its transient buffers (zero padding, data from prepare) fails its test.
   SharedScratch scratch;
@@ -96,6 +105,7 @@ OpResult run_op_impl(OpId op, const Attrs& attrs, const std::vector<TensorData>&
   if (!scratch.allocate()) { r.status = ORKNN_ERR(kNoMemory, "shared scratch of %zu bytes", scratch.bytes()); return r; }
   scratch.fill(0xFF);
   k->run(ctx);
+  if (in_place_input >= 0) out_bufs[0] = in_bufs[static_cast<size_t>(in_place_input)];
   for (size_t i = 0; i < n.outputs.size(); ++i) {
     if (ctx.output_blocked(i)) {
       std::vector<uint8_t> b = out_bufs[i];
@@ -117,6 +127,11 @@ OpResult run_op_impl(OpId op, const Attrs& attrs, const std::vector<TensorData>&
 OpResult run_op(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, int n_outputs,
                 const std::string& kernel, int num_threads, const std::vector<QuantParams>& out_quant) {
   return run_op_impl(op, attrs, inputs, n_outputs, kernel, num_threads, out_quant, nullptr);
+}
+
+OpResult run_op_in_place(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, const std::string& kernel,
+                         int num_threads, size_t input, int* blocked) {
+  return run_op_impl(op, attrs, inputs, 1, kernel, num_threads, {}, blocked, static_cast<int>(input));
 }
 
 OpResult run_op_blocked(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, const std::string& kernel,

@@ -54,6 +54,11 @@ OpResult run_op(OpId op, const Attrs& attrs, const std::vector<TensorData>& inpu
 OpResult run_op_blocked(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, const std::string& kernel,
                         int num_threads, int* blocked, const std::vector<QuantParams>& out_quant = {});
 
+// One output written into the bytes of (non-constant) input `input`, as the arena planner places
+// a Conv's output on its residual's (graph/planner.h); with `blocked`, as run_op_blocked.
+OpResult run_op_in_place(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, const std::string& kernel,
+                         int num_threads, size_t input, int* blocked = nullptr);
+
 // A 4-D tensor's bytes NCHW -> its blocked layout (to_blocked) or back: nChw16c for float32 (C a
 // multiple of 16), NHWC for 1-byte types. Written here from the layouts' definitions, independently
 // of the kernels.

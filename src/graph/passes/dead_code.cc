@@ -27,13 +27,7 @@ Status remove_dead_code(Graph& g, int* changes) {
     for (int t : n.inputs)
       if (t >= 0) --readers[static_cast<size_t>(t)];
   }
-  if (removed) {
-    std::vector<Node> kept;
-    kept.reserve(g.nodes.size() - static_cast<size_t>(removed));
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      if (!dead[i]) kept.push_back(std::move(g.nodes[i]));
-    g.nodes = std::move(kept);
-  }
+  if (removed) erase_flagged_nodes(g, dead);
   compact_tensors(g);
   if (changes) *changes += removed;
   return Status::Ok();

@@ -111,13 +111,7 @@ Status fuse_conv_activation(Graph& g, int* changes) {
     erase[ai] = 1;
     ++fused;
   }
-  if (fused) {
-    std::vector<Node> kept;
-    kept.reserve(g.nodes.size());
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      if (!erase[i]) kept.push_back(std::move(g.nodes[i]));
-    g.nodes = std::move(kept);
-  }
+  if (fused) erase_flagged_nodes(g, erase);
   if (changes) *changes += fused;
   return Status::Ok();
 }

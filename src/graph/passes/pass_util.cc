@@ -31,6 +31,14 @@ bool is_graph_input(const Graph& g, int tensor) {
   return false;
 }
 
+void erase_flagged_nodes(Graph& g, const std::vector<char>& flagged) {
+  std::vector<Node> kept;
+  kept.reserve(g.nodes.size());
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (!flagged[i]) kept.push_back(std::move(g.nodes[i]));
+  g.nodes = std::move(kept);
+}
+
 void replace_tensor_uses(Graph& g, int from, int to) {
   for (Node& n : g.nodes)
     for (int& t : n.inputs)

@@ -9,13 +9,15 @@
 //   4. fold_mul_add_into_conv    Conv -> Mul/Add/Sub by a per-channel or scalar constant
 //   5. fuse_layernorm            the exported ReduceMean/Sub/Pow/.../Div (+Mul, +Add) chain
 //   6. fuse_hardswish            x*HardSigmoid(x) and x*Clip(x+3,0,6)/6 -> HardSwish
-//   7. fuse_conv_activation      Conv/ConvTranspose/Gemm/MatMul -> Relu/Clip/..., x*Sigmoid(x)
+//   7. fuse_conv_add             Conv -> Add of a same-shape activation (the Conv's residual input)
+//   8. fuse_conv_activation      Conv/ConvTranspose/Gemm/MatMul -> Relu/Clip/..., x*Sigmoid(x)
 //                                ("fused_act")
-//   8. dead_code                 unused nodes and tensors are dropped (tensor ids are compacted)
-//   9. round_weights_fp16        fp16 mode only: float constants take their fp16 values
+//   9. dead_code                 unused nodes and tensors are dropped (tensor ids are compacted)
+//  10. round_weights_fp16        fp16 mode only: float constants take their fp16 values
 //
-// Steps 2-7 are the optional "fusion and cleanup" passes (PassOptions::fusion); 1, 8 and 9 always
-// run because they change neither results nor numerics beyond what the runtime does anyway.
+// Steps 2-8 are the optional "fusion and cleanup" passes (PassOptions::fusion; step 7 also needs
+// PassOptions::fuse_residual); 1, 9 and 10 always run because they change neither results nor
+// numerics beyond what the runtime does anyway.
 #pragma once
 #include <string>
 #include <vector>
@@ -32,6 +34,7 @@ Status fold_batchnorm_into_conv(Graph& g, int* changes);
 Status fold_mul_add_into_conv(Graph& g, int* changes);
 Status fuse_layernorm(Graph& g, int* changes);
 Status fuse_hardswish(Graph& g, int* changes);
+Status fuse_conv_add(Graph& g, int* changes);
 Status fuse_conv_activation(Graph& g, int* changes);
 // Removes nodes none of whose outputs is used (by a node or as a graph output), then drops
 // tensors nothing refers to and renumbers tensor ids (node/graph references are updated).
@@ -40,7 +43,9 @@ Status remove_dead_code(Graph& g, int* changes);
 Status round_weights_fp16(Graph& g, int* changes);
 
 struct PassOptions {
-  bool fusion = true;  // run passes 2-7
+  bool fusion = true;  // run passes 2-8
+  // Pass 7. False when the graph is quantized afterwards: INT8 convolutions take no residual input.
+  bool fuse_residual = true;
   FloatPrecision precision = FloatPrecision::kFp16;  // kFp16 runs round_weights_fp16
 };
 
@@ -68,6 +73,8 @@ std::vector<std::vector<int>> tensor_consumers(const Graph& g);
 std::vector<int> tensor_producers(const Graph& g);
 bool is_graph_output(const Graph& g, int tensor);
 bool is_graph_input(const Graph& g, int tensor);
+// Removes the nodes whose flag in `flagged` (one per node) is set; the others keep their order.
+void erase_flagged_nodes(Graph& g, const std::vector<char>& flagged);
 // Every node input equal to `from` becomes `to`.
 void replace_tensor_uses(Graph& g, int from, int to);
 // Drops tensors that no node, graph input or graph output refers to; renumbers the rest.

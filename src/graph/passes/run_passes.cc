@@ -18,6 +18,7 @@ Status run_graph_passes(Graph& g, const PassOptions& opts, std::vector<PassStat>
       {"fold_mul_add_into_conv", &fold_mul_add_into_conv, opts.fusion},
       {"fuse_layernorm", &fuse_layernorm, opts.fusion},
       {"fuse_hardswish", &fuse_hardswish, opts.fusion},
+      {"fuse_conv_add", &fuse_conv_add, opts.fusion && opts.fuse_residual},
       {"fuse_conv_activation", &fuse_conv_activation, opts.fusion},
       {"dead_code", &remove_dead_code, true},
       {"round_weights_fp16", &round_weights_fp16, opts.precision == FloatPrecision::kFp16},

@@ -1,6 +1,6 @@
 // oneDNN fp32 Conv and ConvTranspose (1-D, 2-D and 3-D; grouped, depthwise, dilated, strided,
-// asymmetric pads, optional bias, fused activation as post-ops, but for Sigmoid and SiLU on
-// AVX-512 CPUs: see act_in_own_pass).
+// asymmetric pads, optional bias, Conv's residual input as a sum post-op, fused activation as
+// post-ops, but for Sigmoid and SiLU on AVX-512 CPUs: see act_in_own_pass).
 //
 // Weights are constants: they are reordered once, in prepare(), into the layout the primitive
 // prefers. Activations: see conv_layout_candidates() and docs/kernels.md for the measurement.
@@ -188,6 +188,9 @@ auto make_pd(const Node& n, const ConvGeometry& geo, ActLayout layout, bool wino
 
   dnnl::primitive_attr attr = user_scratchpad_attr();
   dnnl::post_ops ops;
+  // Conv's residual input: a sum post-op, y = conv + B + (what dst holds), before the activation;
+  // build() puts the residual into dst first unless dst already holds its bytes.
+  if (conv_residual(n) >= 0) ops.append_sum(1.f);
   if (!act_in_own_pass(n) && !append_fused_act(n, ops))
     throw dnnl::error(dnnl_unimplemented, "fused activation not expressible");
   attr.set_post_ops(ops);
@@ -265,6 +268,19 @@ class ConvKernel final : public OnednnKernel {
 
     memory src = reorder_in(user_src, pd.src_desc());
     memory dst = reorder_out_buffer(user_dst, pd.dst_desc());
+    if (conv_residual(*ctx.node) >= 0) {
+      // The residual has the output's layout (runtime/blocked_layout.h). When the arena planner gave
+      // the output the residual's bytes (graph/planner.h) and the primitive writes them directly,
+      // dst already holds the residual; otherwise it is copied (or reordered) into dst first.
+      memory user_res = wrap(ctx.input_blocked(3) ? blocked16_f32(geo.dst) : plain_f32(geo.dst), ctx.inputs[3]);
+      if (ctx.inputs[3] == ctx.outputs[0] && ctx.input_blocked(3) != ctx.output_blocked(0))
+        return ORKNN_ERR(kFail, "%s: the residual shares the output's bytes in another layout (a runtime bug)",
+                         ctx.node->name.c_str());
+      if (dst.get_data_handle() != ctx.inputs[3]) {
+        dnnl::reorder::primitive_desc rpd(user_res, dst, user_scratchpad_attr());
+        add_step(dnnl::reorder(rpd), rpd, {{DNNL_ARG_FROM, user_res}, {DNNL_ARG_TO, dst}});
+      }
+    }
     std::vector<std::pair<int, memory>> args = {
         {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst}};
     if (!geo.bias.empty()) args.push_back({DNNL_ARG_BIAS, wrap(plain_f32(geo.bias), ctx.inputs[2])});

@@ -3,7 +3,10 @@
 // Numerics (the contract fast kernels are compared against): for each output element the
 // products are accumulated in a float32 accumulator starting at 0, in this order: input channel
 // of the group ascending, then kernel taps in row-major order (depth, height, width); taps that
-// fall into the padding are skipped. The bias is added after the sum, then the fused activation.
+// fall into the padding are skipped. The bias is added after the sum, then Conv's residual input
+// (ops/conv.cc), then the fused activation. The output may share the residual's bytes (the arena
+// planner gives them when the residual has no later reader): each output reads only its own
+// residual element, just before it is written.
 //
 // 1-D and 2-D convolutions run as 3-D ones whose leading spatial dims are 1.
 #include <cstdint>
@@ -28,11 +31,15 @@ class ConvRef : public Kernel {
   }
   void run(const KernelContext& ctx) override {
     const float* bias = ctx.has_input(2) ? ctx.in<float>(2) : nullptr;
+    // conv_loop writes the outputs in order, so the k-th call of finish is output element k.
+    const float* residual = ctx.has_input(3) ? ctx.in<float>(3) : nullptr;
+    int64_t k = 0;
     conv_loop<Taps>(
         shape_, ctx.in<float>(0), ctx.in<float>(1), ctx.out<float>(0), [](int64_t) { return 0.f; },
         [](float& acc, float x, float w) { acc += x * w; },
         [&](int64_t m, float acc) {
           if (bias) acc += bias[m];
+          if (residual) acc += residual[k++];
           return act_(acc);
         });
   }

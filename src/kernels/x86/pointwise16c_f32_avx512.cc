@@ -17,8 +17,10 @@
 // block into L2 (one 64-byte line per input channel, the next block's vector t in tile t).
 //
 // Numerics: each output sums its C products in channel order from +0 with fused multiply-adds,
-// as x86_pw_f32 (within the float tolerance of docs/kernels.md), then + bias, the fused
-// activation, and in fp16 mode the rounding, in registers (fused_act_avx512.h).
+// as x86_pw_f32 (within the float tolerance of docs/kernels.md), then + bias, + Conv's residual
+// input when it has one (ops/conv.cc; in the output's layout, read where the output is written,
+// so the output may share its bytes), the fused activation, and in fp16 mode the rounding, in
+// registers (fused_act_avx512.h).
 //
 // Threads take jobs when there are at least two per thread, else ranges of the output vectors
 // over every job (a 7x7 image is one job); see run().
@@ -59,7 +61,7 @@ constexpr int64_t kMinMacsPerThread = 256 * 1024;
 bool supports_pw16c_f32(const Graph& g, const Node& n) {
   if (env_flag("OPENRKNN_DISABLE_X86_PW16C_F32") || !x86::cpu_avx512f()) return false;
   PwGeometry geo;
-  if (!float_pw_geometry(g, n, &geo)) return false;
+  if (!float_pw_geometry(g, n, &geo, /*residual_ok=*/true)) return false;
   // One-pixel images are x86_pw_f32's (a matrix-vector product). Above 14x14 each weight serves
   // enough pixels for oneDNN's kernels to run near the peak.
   return geo.c % 16 == 0 && geo.oc % 16 == 0 && geo.pixels > 1 && geo.pixels <= kMaxPixels;
@@ -71,10 +73,13 @@ class Pointwise16cF32 : public Kernel {
   BlockedIo blocked_io(const Graph&, const Node&) const override { return BlockedIo::kEach; }
 
   Status prepare(const KernelContext& ctx) override {
-    if (!pw_geometry(*ctx.graph, *ctx.node, &geo_) || geo_.strided())
+    if (!pw_geometry(*ctx.graph, *ctx.node, &geo_, /*residual_ok=*/true) || geo_.strided())
       return ORKNN_ERR(kFail, "Conv '%s': not an unstrided 1x1 convolution this kernel handles", ctx.node->name.c_str());
     in_blocked_ = ctx.input_blocked(0);
     out_blocked_ = ctx.output_blocked(0);
+    if (ctx.has_input(3) && ctx.input_blocked(3) != out_blocked_)
+      return ORKNN_ERR(kFail, "Conv '%s': the residual's layout differs from the output's (a runtime bug)",
+                       ctx.node->name.c_str());
     act_ = read_act_vec(ctx.node->attrs);
     ocv_ = geo_.oc / 16;
     const float* w = ctx.in<float>(1);
@@ -93,6 +98,7 @@ class Pointwise16cF32 : public Kernel {
   void run(const KernelContext& ctx) override {
     const float* x = ctx.in<float>(0);
     float* y = ctx.out<float>(0);
+    const float* res = ctx.has_input(3) ? ctx.in<float>(3) : nullptr;
     const int64_t P = geo_.pixels;
     const int nt = threads_for(geo_.batch * P * geo_.c * geo_.oc, kMinMacsPerThread, ctx.num_threads);
     // Threads take jobs when there are at least two per thread, else ranges of the output vectors
@@ -109,7 +115,8 @@ class Pointwise16cF32 : public Kernel {
     const int64_t jobs = geo_.batch * per_image;
     auto job = [&](int64_t j, int64_t v0, int64_t v1) {
       const int64_t n = j / per_image, p0 = (j % per_image) * job_pixels;
-      run_rows(x + n * geo_.c * P, y + n * geo_.oc * P, p0, std::min(job_pixels, P - p0), v0, v1, ctx.round_fp16);
+      run_rows(x + n * geo_.c * P, y + n * geo_.oc * P, res ? res + n * geo_.oc * P : nullptr, p0,
+               std::min(job_pixels, P - p0), v0, v1, ctx.round_fp16);
     };
     if (jobs >= 2 * nt) {
       parallel_ranges(jobs, nt, [&](int64_t j0, int64_t j1, int) {
@@ -126,9 +133,10 @@ class Pointwise16cF32 : public Kernel {
   }
 
  private:
-  // Pixels [p0, p0 + np) of one image (x, y: its nChw16c input and output) x output vectors
-  // [v0, v1), block by block of kVectors (see the file comment for the prefetch).
-  void run_rows(const float* x, float* y, int64_t p0, int64_t np, int64_t v0, int64_t v1, bool round) const {
+  // Pixels [p0, p0 + np) of one image (x, y, res: its input, output and residual or nullptr) x
+  // output vectors [v0, v1), block by block of kVectors (see the file comment for the prefetch).
+  void run_rows(const float* x, float* y, const float* res, int64_t p0, int64_t np, int64_t v0, int64_t v1,
+                bool round) const {
     const int64_t vector_floats = geo_.c * 16;
     for (int64_t v = v0; v < v1; v += kVectors) {
       const int64_t V = std::min<int64_t>(kVectors, v1 - v);
@@ -137,29 +145,31 @@ class Pointwise16cF32 : public Kernel {
       for (int64_t p = p0; p < p0 + np; p += kPixels, ++t) {
         const float* prefetch = t < next_vectors ? weights_.data() + (next + t) * vector_floats : nullptr;
         switch (std::min<int64_t>(kPixels, p0 + np - p)) {
-          case 6: tiles<6>(x, y, p, v, V, prefetch, round); break;
-          case 5: tiles<5>(x, y, p, v, V, prefetch, round); break;
-          case 4: tiles<4>(x, y, p, v, V, prefetch, round); break;
-          case 3: tiles<3>(x, y, p, v, V, prefetch, round); break;
-          case 2: tiles<2>(x, y, p, v, V, prefetch, round); break;
-          default: tiles<1>(x, y, p, v, V, prefetch, round); break;
+          case 6: tiles<6>(x, y, res, p, v, V, prefetch, round); break;
+          case 5: tiles<5>(x, y, res, p, v, V, prefetch, round); break;
+          case 4: tiles<4>(x, y, res, p, v, V, prefetch, round); break;
+          case 3: tiles<3>(x, y, res, p, v, V, prefetch, round); break;
+          case 2: tiles<2>(x, y, res, p, v, V, prefetch, round); break;
+          default: tiles<1>(x, y, res, p, v, V, prefetch, round); break;
         }
       }
     }
   }
 
   template <int R>
-  void tiles(const float* x, float* y, int64_t p, int64_t v, int64_t V, const float* prefetch, bool round) const {
-    if (in_blocked_) return tiles<R, true>(x, y, p, v, V, prefetch, round);
-    tiles<R, false>(x, y, p, v, V, prefetch, round);
+  void tiles(const float* x, float* y, const float* res, int64_t p, int64_t v, int64_t V, const float* prefetch,
+             bool round) const {
+    if (in_blocked_) return tiles<R, true>(x, y, res, p, v, V, prefetch, round);
+    tiles<R, false>(x, y, res, p, v, V, prefetch, round);
   }
   template <int R, bool kInBlocked>
-  void tiles(const float* x, float* y, int64_t p, int64_t v, int64_t V, const float* prefetch, bool round) const {
+  void tiles(const float* x, float* y, const float* res, int64_t p, int64_t v, int64_t V, const float* prefetch,
+             bool round) const {
     switch (V) {
-      case 4: tile<R, 4, kInBlocked>(x, y, p, v, prefetch, round); break;
-      case 3: tile<R, 3, kInBlocked>(x, y, p, v, prefetch, round); break;
-      case 2: tile<R, 2, kInBlocked>(x, y, p, v, prefetch, round); break;
-      default: tile<R, 1, kInBlocked>(x, y, p, v, prefetch, round); break;
+      case 4: tile<R, 4, kInBlocked>(x, y, res, p, v, prefetch, round); break;
+      case 3: tile<R, 3, kInBlocked>(x, y, res, p, v, prefetch, round); break;
+      case 2: tile<R, 2, kInBlocked>(x, y, res, p, v, prefetch, round); break;
+      default: tile<R, 1, kInBlocked>(x, y, res, p, v, prefetch, round); break;
     }
   }
 
@@ -168,7 +178,8 @@ class Pointwise16cF32 : public Kernel {
   // (pointwise_int8_vnni.cc): with an array and the intrinsic, GCC 12 moved accumulators between
   // registers on every step and kept some on the stack.
   template <int R, int V, bool kInBlocked>
-  ORKNN_AVX512 void tile(const float* x, float* y, int64_t p, int64_t v, const float* prefetch, bool round) const {
+  ORKNN_AVX512 void tile(const float* x, float* y, const float* res, int64_t p, int64_t v, const float* prefetch,
+                         bool round) const {
     static_assert(R >= 1 && R <= 6 && V >= 1 && V <= 4, "register tile of at most 6 x 4 vectors");
     const int64_t P = geo_.pixels, C = geo_.c;
     const __m512 z = _mm512_setzero_ps();
@@ -212,10 +223,14 @@ class Pointwise16cF32 : public Kernel {
       const __m512 bias = _mm512_loadu_ps(bias_.data() + (v + j) * 16);
 #pragma GCC unroll 6
       for (int r = 0; r < R; ++r) {
-        __m512 out = apply_act(_mm512_add_ps(acc[r][j], bias), act_);
+        // Where output vector (v + j, pixel p + r) goes, in either layout; the residual's is the same.
+        const int64_t at = out_blocked_ ? ((v + j) * P + p + r) * 16 : (v + j) * 16 * P + p + r;
+        __m512 sum = _mm512_add_ps(acc[r][j], bias);
+        if (res) sum = _mm512_add_ps(sum, out_blocked_ ? _mm512_loadu_ps(res + at) : _mm512_i32gather_ps(rows, res + at, 4));
+        __m512 out = apply_act(sum, act_);
         if (round) out = round_to_fp16_lanes(out);
-        if (out_blocked_) _mm512_storeu_ps(y + ((v + j) * P + p + r) * 16, out);
-        else _mm512_i32scatter_ps(y + (v + j) * 16 * P + p + r, rows, out, 4);
+        if (out_blocked_) _mm512_storeu_ps(y + at, out);
+        else _mm512_i32scatter_ps(y + at, rows, out, 4);
       }
     }
   }

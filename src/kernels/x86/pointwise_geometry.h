@@ -18,9 +18,12 @@ struct PwGeometry {
 };
 
 // A 2-D Conv of one group with constant weights (w[1] == x's channels), an optional bias and one
-// output: its activation, weights and output, else false.
-inline bool plain_conv2d(const Graph& g, const Node& n, const Tensor** x, const Tensor** w, const Tensor** y) {
-  if (n.op != OpId::Conv || n.inputs.size() < 2 || n.inputs.size() > 3 || n.outputs.size() != 1 || n.outputs[0] < 0)
+// output: its activation, weights and output, else false. A Conv with a residual input
+// (ops/conv.cc) only when the caller's kernel adds it (`residual_ok`).
+inline bool plain_conv2d(const Graph& g, const Node& n, const Tensor** x, const Tensor** w, const Tensor** y,
+                         bool residual_ok = false) {
+  if (n.op != OpId::Conv || n.inputs.size() < 2 || n.inputs.size() > (residual_ok ? 4u : 3u) || n.outputs.size() != 1 ||
+      n.outputs[0] < 0)
     return false;
   *x = g.input(n, 0);
   *w = g.input(n, 1);
@@ -30,9 +33,9 @@ inline bool plain_conv2d(const Graph& g, const Node& n, const Tensor** x, const 
   return n.attrs.get_int("group", 1) == 1 && (*w)->shape[1] == (*x)->shape[1];
 }
 
-inline bool pw_geometry(const Graph& g, const Node& n, PwGeometry* geo) {
+inline bool pw_geometry(const Graph& g, const Node& n, PwGeometry* geo, bool residual_ok = false) {
   const Tensor *x = nullptr, *w = nullptr, *yp = nullptr;
-  if (!plain_conv2d(g, n, &x, &w, &yp) || w->shape[2] != 1 || w->shape[3] != 1) return false;
+  if (!plain_conv2d(g, n, &x, &w, &yp, residual_ok) || w->shape[2] != 1 || w->shape[3] != 1) return false;
   const Tensor& y = *yp;
   const std::vector<int64_t> st = n.attrs.get_ints("strides", {1, 1});
   if (st.size() != 2 || st[0] < 1 || st[0] > 2 || st[1] < 1 || st[1] > 2) return false;
@@ -57,12 +60,15 @@ inline bool pw_geometry(const Graph& g, const Node& n, PwGeometry* geo) {
 }
 
 // An unstrided 1x1 Conv of float32 tensors (not quantized) with an optional constant bias of one
-// value per output channel: the nodes the float pointwise kernels consider.
-inline bool float_pw_geometry(const Graph& g, const Node& n, PwGeometry* geo) {
-  if (is_quantized_node(g, n) || !pw_geometry(g, n, geo) || geo->strided()) return false;
+// value per output channel (and, when `residual_ok`, an optional float32 residual of the output's
+// shape): the nodes the float pointwise kernels consider.
+inline bool float_pw_geometry(const Graph& g, const Node& n, PwGeometry* geo, bool residual_ok = false) {
+  if (is_quantized_node(g, n) || !pw_geometry(g, n, geo, residual_ok) || geo->strided()) return false;
   const Tensor* b = g.input(n, 2);
   if (!is_f32(g.input(n, 0)) || !is_f32(g.input(n, 1)) || (b && !is_f32(b)) || !is_f32(&g.tensor(n.outputs[0])))
     return false;
+  const Tensor* r = g.input(n, 3);
+  if (r && (!is_f32(r) || r->shape != g.tensor(n.outputs[0]).shape)) return false;
   return !b || (b->is_const() && b->numel() == geo->oc);
 }
 
