@@ -898,12 +898,12 @@ TEST(ConvResidual, FastKernelsMatchReference) {
   };
   const ActCase none = kActs[0], relu = kActs[1], hswish = kActs[5], sigmoid = kActs[7];
   std::vector<Case> cases = {
-      {{1, 16, 32, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, relu}, "onednn_conv_f32"},     // 1x1, nChw16c
-      {{2, 32, 32, 1, {12, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, relu}, "onednn_conv_f32"},     // 3x3, oneDNN's NHWC
-      {{1, 16, 32, 1, {15, 15}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, false, none}, "onednn_conv_f32"},   // strided
-      {{1, 32, 32, 32, {9, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, hswish}, "onednn_conv_f32"},   // depthwise
-      {{1, 24, 24, 1, {10, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, sigmoid}, "onednn_conv_f32"}, // NCHW only, own pass
-      {{1, 5, 7, 1, {20}, {3}, {1}, {1}, {1, 1}, true, relu}, "onednn_conv_f32"},                        // 1-D
+      {{1, 16, 32, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, relu}, "onednn_conv_f32"},  // 1x1, nChw16c
+      {{2, 32, 32, 1, {12, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, relu}, "onednn_conv_f32"},  // 3x3, NHWC
+      {{1, 16, 32, 1, {15, 15}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, false, none}, "onednn_conv_f32"},  // strided
+      {{1, 32, 32, 32, {9, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, hswish}, "onednn_conv_f32"},  // depthwise
+      {{1, 24, 24, 1, {10, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, sigmoid}, "onednn_conv_f32"},  // NCHW, own pass
+      {{1, 5, 7, 1, {20}, {3}, {1}, {1}, {1, 1}, true, relu}, "onednn_conv_f32"},  // 1-D
       {{1, 32, 48, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, relu}, "x86_pw16c_f32"},
       {{2, 16, 16, 1, {13, 13}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, none}, "x86_pw16c_f32"},
       {{1, 64, 32, 1, {5, 9}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, sigmoid}, "x86_pw16c_f32"},

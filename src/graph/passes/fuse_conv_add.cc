@@ -56,7 +56,8 @@ Status fuse_conv_add(Graph& g, int* changes) {
     conv.inputs.push_back(residual);
     conv.outputs[0] = out;
     Status st = find_op(OpId::Conv)->infer(g, conv);
-    if (!st.ok()) return Status(st.code(), strfmt("fuse_conv_add at node '%s': %s", conv.name.c_str(), st.message().c_str()));
+    if (!st.ok())
+      return Status(st.code(), strfmt("fuse_conv_add at node '%s': %s", conv.name.c_str(), st.message().c_str()));
     g.nodes[ai] = std::move(conv);
     producers[static_cast<size_t>(out)] = static_cast<int>(ai);
     erase[static_cast<size_t>(conv_at)] = 1;

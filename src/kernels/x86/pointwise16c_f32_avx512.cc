@@ -226,7 +226,8 @@ class Pointwise16cF32 : public Kernel {
         // Where output vector (v + j, pixel p + r) goes, in either layout; the residual's is the same.
         const int64_t at = out_blocked_ ? ((v + j) * P + p + r) * 16 : (v + j) * 16 * P + p + r;
         __m512 sum = _mm512_add_ps(acc[r][j], bias);
-        if (res) sum = _mm512_add_ps(sum, out_blocked_ ? _mm512_loadu_ps(res + at) : _mm512_i32gather_ps(rows, res + at, 4));
+        if (res)
+          sum = _mm512_add_ps(sum, out_blocked_ ? _mm512_loadu_ps(res + at) : _mm512_i32gather_ps(rows, res + at, 4));
         __m512 out = apply_act(sum, act_);
         if (round) out = round_to_fp16_lanes(out);
         if (out_blocked_) _mm512_storeu_ps(y + at, out);
