@@ -902,7 +902,7 @@ TEST(ConvResidual, FastKernelsMatchReference) {
       {{2, 32, 32, 1, {12, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, relu}, "onednn_conv_f32"},  // 3x3, NHWC
       {{1, 16, 32, 1, {15, 15}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, false, none}, "onednn_conv_f32"},  // strided
       {{1, 32, 32, 32, {9, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, hswish}, "onednn_conv_f32"},  // depthwise
-      {{1, 24, 24, 1, {10, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, sigmoid}, "onednn_conv_f32"},  // NCHW, own pass
+      {{1, 24, 24, 1, {10, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, sigmoid}, "onednn_conv_f32"},  // own pass
       {{1, 5, 7, 1, {20}, {3}, {1}, {1}, {1, 1}, true, relu}, "onednn_conv_f32"},  // 1-D
       {{1, 32, 48, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, relu}, "x86_pw16c_f32"},
       {{2, 16, 16, 1, {13, 13}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, none}, "x86_pw16c_f32"},
