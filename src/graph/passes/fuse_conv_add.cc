@@ -1,6 +1,6 @@
 // Fuses a residual Add into the Conv that feeds it: Add(conv(x), r) -> Conv with r as its fourth
 // input (ops/conv.cc), y = conv(x) + B + r, so that the sum is made where the convolution writes
-// its outputs instead of in one more pass over three tensors (resnet's blocks, PP-OCR's). Run
+// its outputs instead of in one more pass over three tensors (resnet's blocks, PP-OCR cls's). Run
 // before fuse_conv_activation, which then fuses the Relu after the Add into the same Conv.
 //
 // Only float graphs: the converter skips the pass when it quantizes the model afterwards
