@@ -18,6 +18,13 @@ bool reshapes_in_place(const Graph& g, const Node& n) {
   return true;
 }
 
+bool may_block_padded(const Tensor& t) {
+  return !t.is_const() && t.dtype == DType::kF32 && t.quant.empty() && t.shape.size() == 4 && t.shape[1] > 16 &&
+         t.shape[1] % 16 != 0 && t.numel() > 0;
+}
+
+int64_t nchw16c_padded_numel(const Shape& s) { return s[0] * ((s[1] + 15) / 16 * 16) * s[2] * s[3]; }
+
 ArenaPlan plan_arena(const Graph& g, const std::vector<ExtraRead>& extra) {
   const size_t nt = g.tensors.size();
   const int end = static_cast<int>(g.nodes.size());
@@ -61,11 +68,24 @@ ArenaPlan plan_arena(const Graph& g, const std::vector<ExtraRead>& extra) {
     last[s] = std::max(last[s], last[y]);
   }
 
+  // Bytes per slot: the most any of its tensors takes.
+  std::vector<uint8_t> io(nt, 0);
+  for (const GraphInput& in : g.inputs) io[static_cast<size_t>(in.tensor)] = 1;
+  for (int t : g.outputs) io[static_cast<size_t>(t)] = 1;
+  std::vector<size_t> bytes(nt, 0);
+  for (size_t t = 0; t < nt; ++t) {
+    const Tensor& x = g.tensors[t];
+    if (x.is_const() || first[t] == INT32_MAX) continue;
+    const size_t b = !io[t] && may_block_padded(x) ? static_cast<size_t>(nchw16c_padded_numel(x.shape)) * sizeof(float)
+                                                   : x.nbytes();
+    size_t& s = bytes[static_cast<size_t>(slot[t])];
+    s = std::max(s, b);
+  }
   struct Item { int tensor; size_t size; };
   std::vector<Item> items;
   for (size_t t = 0; t < nt; ++t) {
     if (g.tensors[t].is_const() || first[t] == INT32_MAX || slot[t] != static_cast<int>(t)) continue;
-    size_t sz = (g.tensors[t].nbytes() + kArenaAlign - 1) / kArenaAlign * kArenaAlign;
+    size_t sz = (bytes[t] + kArenaAlign - 1) / kArenaAlign * kArenaAlign;
     items.push_back({static_cast<int>(t), std::max<size_t>(sz, kArenaAlign)});
   }
   std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) { return a.size > b.size; });

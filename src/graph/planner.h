@@ -27,14 +27,22 @@ struct ExtraRead {
 // copy finds source and destination equal.
 bool reshapes_in_place(const Graph& g, const Node& n);
 
+// True for a tensor the runtime may keep in nChw16c with its channels zero-padded to a multiple of
+// 16 (kernels/kernel.h BlockedIo::kEachPadded): a 4-D float32 activation with more than 16
+// channels, not a multiple of 16 (so the padding adds less than half).
+bool may_block_padded(const Tensor& t);
+// Elements of such a tensor in that layout: N * ceil(C / 16) * 16 * H * W.
+int64_t nchw16c_padded_numel(const Shape& s);
+
 // Lifetime-based placement: every non-constant tensor lives from the node that produces it (graph
 // inputs: from the start) to its last consumer, `extra` reads included (graph inputs and outputs:
 // to the end, so inputs survive a run for the next one); tensors whose lifetimes overlap never
 // share bytes, except a view and its input (reshapes_in_place), and a Conv's output and its
 // residual input (ops/conv.cc) when the Conv is the residual's last reader, the residual is not a
 // graph input and X does not share its bytes: each pair shares one slot alive while either is
-// (the Conv kernels add the residual where they write the output). Greedy: largest first, lowest
-// offset that fits.
+// (the Conv kernels add the residual where they write the output). A tensor that may be kept
+// padded (may_block_padded) and is not a graph input or output gets the padded layout's bytes.
+// Greedy: largest first, lowest offset that fits.
 ArenaPlan plan_arena(const Graph& g, const std::vector<ExtraRead>& extra = {});
 
 }  // namespace orknn

@@ -53,13 +53,18 @@ class SharedScratch {
 // which saves the layout conversions they would otherwise need around every layer:
 //   - float32 with a channel count that is a multiple of 16: oneDNN's nChw16c (channel blocks of
 //     16 innermost);
+//   - float32 with another channel count, between kernels that take it padded (kEachPadded):
+//     nChw16c with the last block's missing channels stored as zeros, which takes more bytes than
+//     NCHW (graph/ir.h nchw16c_padded_numel; the arena plan reserves them, graph/planner.h);
 //   - INT8: channels-last (NHWC), any channel count.
-// Either way the byte size is NCHW's (no padding). "Blocked" below means that layout.
+// Otherwise the byte size is NCHW's. "Blocked" below means that layout.
 // What a kernel can take, per node (Kernel::blocked_io):
 enum class BlockedIo : uint8_t {
-  kNone,     // NCHW only (the default)
-  kEach,     // each 4-D activation input and output may be blocked or not, independently
-  kUniform,  // all activation inputs and outputs blocked, or none (element-wise over the bytes)
+  kNone,        // NCHW only (the default)
+  kEach,        // each 4-D activation input and output may be blocked or not, independently
+  kUniform,     // all activation inputs and outputs blocked, or none (element-wise over the bytes)
+  kEachPadded,  // as kEach, and float ones padded too: the kernel reads padding lanes as the zeros
+                // they are and writes zeros into its padded outputs' padding lanes
 };
 
 // A float32 tensor without quantization parameters (what the float kernels take).

@@ -699,8 +699,10 @@ Status Context::run() {
     if (s.round_outputs_fp16 && !s.kernel->rounds_fp16_outputs()) {
       for (size_t o = 0; o < s.kctx.outputs.size(); ++o) {
         const Tensor& t = s.kctx.out_tensor(o);
-        if (t.dtype == DType::kF32)
-          round_output_to_fp16(static_cast<float*>(s.kctx.outputs[o]), static_cast<size_t>(t.numel()), s.kctx.num_threads);
+        if (t.dtype != DType::kF32) continue;
+        // A padded nChw16c output (kernels/kernel.h) holds its values among the zeros of the padding.
+        const int64_t n = s.kctx.output_blocked(o) && t.shape[1] % 16 != 0 ? nchw16c_padded_numel(t.shape) : t.numel();
+        round_output_to_fp16(static_cast<float*>(s.kctx.outputs[o]), static_cast<size_t>(n), s.kctx.num_threads);
       }
     }
     if (timed) {

@@ -71,6 +71,30 @@ TEST(Planner, ChainReusesMemory) {
   EXPECT_EQ(p.arena_size, 3 * 4032u);  // 4000 bytes rounded up to 64 -> 4032, three slots
 }
 
+// A 4-D float activation the runtime may keep in padded nChw16c (may_block_padded: 24 channels)
+// gets the padded bytes; a graph input or output, and 16 or 8 channels, their NCHW bytes.
+TEST(Planner, MayBePaddedTensorsGetThePaddedBytes) {
+  for (int64_t c : {24, 16, 8}) {
+    Graph g;
+    const int in = g.add_tensor("in", {1, c, 4, 4}, DType::kF32);
+    const int mid = g.add_tensor("mid", {1, c, 4, 4}, DType::kF32);
+    const int out = g.add_tensor("out", {1, c, 4, 4}, DType::kF32);
+    g.inputs.push_back(GraphInput{in, {}, {}});
+    g.outputs = {out};
+    for (int k = 0; k < 2; ++k) {
+      Node n;
+      n.op = OpId::Relu;
+      n.inputs = {k == 0 ? in : mid};
+      n.outputs = {k == 0 ? mid : out};
+      g.nodes.push_back(n);
+    }
+    EXPECT_EQ(may_block_padded(g.tensor(mid)), c == 24);
+    const size_t nchw = static_cast<size_t>(c) * 16 * 4;  // multiples of 64 bytes here
+    const size_t mid_bytes = c == 24 ? 32 * 16 * 4 : nchw;
+    EXPECT_EQ(plan_arena(g).arena_size, 2 * nchw + mid_bytes) << c << " channels";
+  }
+}
+
 // A read the graph does not show (a fused kernel reading a chain's input at its last node) keeps
 // the tensor alive until then: a chain of four Relus, the first output also read at the last node.
 TEST(Planner, ExtraReadExtendsTheLifetime) {

@@ -36,7 +36,8 @@ struct Chain {
   }
 };
 
-constexpr BlockedIo kEach = BlockedIo::kEach, kUniform = BlockedIo::kUniform, kNone = BlockedIo::kNone;
+constexpr BlockedIo kEach = BlockedIo::kEach, kUniform = BlockedIo::kUniform, kNone = BlockedIo::kNone,
+                    kEachPadded = BlockedIo::kEachPadded;
 
 TEST(BlockedLayoutChoice, FloatNeedsChannelsInSixteensInt8TakesAny) {
   for (int64_t c : {16, 32, 24, 3}) {
@@ -49,6 +50,22 @@ TEST(BlockedLayoutChoice, FloatNeedsChannelsInSixteensInt8TakesAny) {
   }
   const Chain other(DType::kI32, 16);  // neither float32 nor INT8
   EXPECT_EQ(other.choose(kEach, kEach, kEach)[static_cast<size_t>(other.t1)], 0);
+}
+
+// Float channel counts that nChw16c pads: only between kernels that take padding (kEachPadded),
+// and only above 16 channels (graph/planner.h may_block_padded); multiples of 16 as before.
+TEST(BlockedLayoutChoice, PaddedFloatOnlyBetweenKernelsThatTakePadding) {
+  for (int64_t c : {24, 40, 1000, 3, 16, 32}) {
+    const Chain fc(DType::kF32, c);
+    const bool pads = c % 16 != 0;
+    const std::vector<uint8_t> all = fc.choose(kEachPadded, kEachPadded, kEachPadded);
+    EXPECT_EQ(all[static_cast<size_t>(fc.t1)], !pads || c > 16) << c << " channels";
+    EXPECT_EQ(all[static_cast<size_t>(fc.t2)], !pads || c > 16) << c << " channels";
+    // n2 reads t2 but takes no padding: t2 stays NCHW when it would be padded, t1 is unaffected.
+    const std::vector<uint8_t> mixed = fc.choose(kEachPadded, kEachPadded, kEach);
+    EXPECT_EQ(mixed[static_cast<size_t>(fc.t1)], !pads || c > 16) << c << " channels";
+    EXPECT_EQ(mixed[static_cast<size_t>(fc.t2)], !pads) << c << " channels";
+  }
 }
 
 TEST(BlockedLayoutChoice, GraphInputsAndOutputsStayNchw) {

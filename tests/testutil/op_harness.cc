@@ -78,13 +78,19 @@ OpResult run_op_impl(OpId op, const Attrs& attrs, const std::vector<TensorData>&
       ctx.in_blocked.push_back(b);
       if (!b) continue;
       std::vector<uint8_t> plain = in_bufs[i];
+      in_bufs[i].assign(blocked_bytes(g.tensor(t)) + 64, 0);  // padding lanes hold zeros
       convert_blocked(g.tensor(t).shape, g.tensor(t).dtype, plain.data(), in_bufs[i].data(), true);
+      ctx.inputs[i] = in_bufs[i].data();
       ++*blocked_count;
     }
-    for (int t : n.outputs) {
-      const bool b = blocked[static_cast<size_t>(t)] != 0;
+    for (size_t i = 0; i < n.outputs.size(); ++i) {
+      const bool b = blocked[static_cast<size_t>(n.outputs[i])] != 0;
       ctx.out_blocked.push_back(b);
       *blocked_count += b;
+      if (!b) continue;
+      // NaN bytes: padding lanes the kernel does not write as zeros fail the check after the run.
+      out_bufs[i].assign(blocked_bytes(g.tensor(n.outputs[i])) + 64, 0xFF);
+      ctx.outputs[i] = out_bufs[i].data();
     }
   }
   if (in_place_input >= 0) {  // output 0 in the input's bytes, as the arena planner may place them
@@ -108,6 +114,19 @@ OpResult run_op_impl(OpId op, const Attrs& attrs, const std::vector<TensorData>&
   if (in_place_input >= 0) out_bufs[0] = in_bufs[static_cast<size_t>(in_place_input)];
   for (size_t i = 0; i < n.outputs.size(); ++i) {
     if (ctx.output_blocked(i)) {
+      const Tensor& t = g.tensor(n.outputs[i]);
+      if (t.dtype == DType::kF32 && t.shape[1] % 16 != 0) {  // padded nChw16c (kernels/kernel.h)
+        const float* y = reinterpret_cast<const float*>(out_bufs[i].data());
+        const int64_t blocks = (t.shape[1] + 15) / 16, hw = t.shape[2] * t.shape[3];
+        for (int64_t b = blocks - 1; b < t.shape[0] * blocks; b += blocks)
+          for (int64_t p = 0; p < hw; ++p)
+            for (int64_t l = t.shape[1] % 16; l < 16; ++l)
+              if (y[(b * hw + p) * 16 + l] != 0.f) {
+                r.status = ORKNN_ERR(kFail, "output %zu: padding lane %lld of block %lld, pixel %lld is %g, not 0", i,
+                                     (long long)l, (long long)b, (long long)p, y[(b * hw + p) * 16 + l]);
+                return r;
+              }
+      }
       std::vector<uint8_t> b = out_bufs[i];
       convert_blocked(g.tensor(n.outputs[i]).shape, g.tensor(n.outputs[i]).dtype, b.data(), out_bufs[i].data(), false);
     }
@@ -139,14 +158,19 @@ OpResult run_op_blocked(OpId op, const Attrs& attrs, const std::vector<TensorDat
   return run_op_impl(op, attrs, inputs, 1, kernel, num_threads, out_quant, blocked);
 }
 
+size_t blocked_bytes(const Tensor& t) {
+  if (t.dtype != DType::kF32) return t.nbytes();
+  return static_cast<size_t>(t.shape[0] * ((t.shape[1] + 15) / 16 * 16) * t.shape[2] * t.shape[3]) * sizeof(float);
+}
+
 void convert_blocked(const Shape& s, DType dtype, const void* src, void* dst, bool to_blocked) {
-  const int64_t n = s[0], c = s[1], hw = s[2] * s[3];
+  const int64_t n = s[0], c = s[1], hw = s[2] * s[3], blocks = (c + 15) / 16;
   const bool f32 = dtype == DType::kF32;
   for (int64_t i = 0; i < n; ++i)
     for (int64_t ch = 0; ch < c; ++ch)
       for (int64_t p = 0; p < hw; ++p) {
         const int64_t plain = (i * c + ch) * hw + p;
-        const int64_t blocked = f32 ? ((i * (c / 16) + ch / 16) * hw + p) * 16 + ch % 16 : (i * hw + p) * c + ch;
+        const int64_t blocked = f32 ? ((i * blocks + ch / 16) * hw + p) * 16 + ch % 16 : (i * hw + p) * c + ch;
         const int64_t from = to_blocked ? plain : blocked, to = to_blocked ? blocked : plain;
         if (f32) static_cast<float*>(dst)[to] = static_cast<const float*>(src)[from];
         else static_cast<uint8_t*>(dst)[to] = static_cast<const uint8_t*>(src)[from];

@@ -48,9 +48,11 @@ OpResult run_op(OpId op, const Attrs& attrs, const std::vector<TensorData>& inpu
                 const std::vector<QuantParams>& out_quant = {});
 
 // run_op with the runtime's blocked activations (kernels/kernel.h BlockedIo): the activations the
-// runtime would block for this one node (float32 with a multiple of 16 channels: nChw16c; INT8:
-// NHWC), as far as the kernel's blocked_io() takes them, are handed to the kernel blocked and
-// converted back to NCHW for the result; *blocked gets the number of tensors that were blocked.
+// runtime would block for this one node (float32: nChw16c, padded with zeros where the channel
+// count is not a multiple of 16; INT8: NHWC), as far as the kernel's blocked_io() takes them, are
+// handed to the kernel blocked and converted back to NCHW for the result; *blocked gets the number
+// of tensors that were blocked. A padded output must come back with zeros in its padding lanes
+// (its buffer holds NaN before the run); otherwise the result's status says where it did not.
 OpResult run_op_blocked(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, const std::string& kernel,
                         int num_threads, int* blocked, const std::vector<QuantParams>& out_quant = {});
 
@@ -59,9 +61,10 @@ OpResult run_op_blocked(OpId op, const Attrs& attrs, const std::vector<TensorDat
 OpResult run_op_in_place(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, const std::string& kernel,
                          int num_threads, size_t input, int* blocked = nullptr);
 
-// A 4-D tensor's bytes NCHW -> its blocked layout (to_blocked) or back: nChw16c for float32 (C a
-// multiple of 16), NHWC for 1-byte types. Written here from the layouts' definitions, independently
-// of the kernels.
+// A 4-D tensor's bytes NCHW -> its blocked layout (to_blocked) or back: nChw16c for float32 (the
+// channels padded to a multiple of 16; to_blocked leaves the padding lanes as dst holds them),
+// NHWC for 1-byte types. Written here from the layouts' definitions, independently of the kernels.
+size_t blocked_bytes(const Tensor& t);  // bytes of that layout
 void convert_blocked(const Shape& s, DType dtype, const void* src, void* dst, bool to_blocked);
 
 std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.f, float hi = 1.f);

@@ -239,9 +239,12 @@ bool conv_supports(const Graph& g, const Node& n) {
 template <bool kTransposed>
 class ConvKernel final : public OnednnKernel {
  public:
+  // oneDNN pads nChw16c itself (its descriptor of C channels takes ceil(C / 16) blocks) and writes
+  // zeros into the padding, except that after_steps' own pass would not: Sigmoid(0) is 0.5.
   BlockedIo blocked_io(const Graph& g, const Node& n) const override {
     const Tensor* x = g.input(n, 0);
-    return x && x->shape.size() == 4 ? BlockedIo::kEach : BlockedIo::kNone;
+    if (!x || x->shape.size() != 4) return BlockedIo::kNone;
+    return act_in_own_pass(n) ? BlockedIo::kEach : BlockedIo::kEachPadded;
   }
   bool rounds_fp16_outputs() const override { return own_pass_; }
 
@@ -291,8 +294,8 @@ class ConvKernel final : public OnednnKernel {
 
   void after_steps(const KernelContext& ctx) override {
     if (!own_pass_) return;
-    // Element-wise over the bytes, in either layout: blocked float tensors have a multiple of 16
-    // channels (runtime/blocked_layout.h), so nChw16c has no padding lanes here.
+    // Element-wise over the bytes, in either layout: with this pass the output is never padded
+    // (blocked_io), so a blocked one has a multiple of 16 channels and no padding lanes.
     float* y = static_cast<float*>(ctx.outputs[0]);
     const int64_t n = ctx.out_tensor(0).numel();
     parallel_ranges(
