@@ -55,7 +55,7 @@ class SharedScratch {
 //     16 innermost);
 //   - float32 with another channel count, between kernels that take it padded (kEachPadded):
 //     nChw16c with the last block's missing channels stored as zeros, which takes more bytes than
-//     NCHW (graph/ir.h nchw16c_padded_numel; the arena plan reserves them, graph/planner.h);
+//     NCHW (nchw16c_padded_numel; the arena plan reserves them: graph/planner.h);
 //   - INT8: channels-last (NHWC), any channel count.
 // Otherwise the byte size is NCHW's. "Blocked" below means that layout.
 // What a kernel can take, per node (Kernel::blocked_io):

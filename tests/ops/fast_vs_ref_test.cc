@@ -641,7 +641,8 @@ INSTANTIATE_TEST_SUITE_P(Matrix, GlobalPoolFastVsRef, ::testing::ValuesIn(global
 
 // The hand-written float GlobalAveragePool (kernels/x86/global_pool_f32_avx512.cc), bit-identical
 // to the reference in both layouts: channel counts around its 16-channel vectors and 64-channel
-// jobs, batch 2, a 1x1 plane, a 112x112 one; NCHW and, where the channels allow it, nChw16c.
+// jobs, batch 2, a 1x1 plane, a 112x112 one; NCHW and, where the runtime would block the channels,
+// nChw16c (zero-padded above 16 channels that are not a multiple of 16: 33, 100).
 TEST(GlobalPoolFastVsRef, X86AverageF32BitIdentical) {
   if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   REQUIRE_REFERENCE(OpId::GlobalAveragePool);
@@ -655,7 +656,7 @@ TEST(GlobalPoolFastVsRef, X86AverageF32BitIdentical) {
     ASSERT_TRUE(ref.status.ok()) << ref.status.message();
     for (int threads : {1, 2})
       for (bool blocked : {false, true}) {
-        if (blocked && x[1] % 16 != 0) continue;
+        if (blocked && x[1] % 16 != 0 && x[1] < 16) continue;
         int n_blocked = 0;
         OpResult got = blocked ? test::run_op_blocked(OpId::GlobalAveragePool, Attrs(), in, "x86_gap_f32", threads,
                                                       &n_blocked)
