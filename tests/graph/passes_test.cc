@@ -476,6 +476,85 @@ TEST(FoldMulAdd, ScaleAndBiasFoldIntoConv) {
   EXPECT_EQ(from_bytes<float>(got[1]), from_bytes<float>(want[1]));
 }
 
+// ShuffleNet's channel shuffle: Concat of g parts -> Reshape (split the axis into g, m) ->
+// Transpose (swap them) becomes one Concat of Unsqueeze views, the same values as the unrewritten
+// graph, for g = 2 (shufflenet_v2) and 3, on axis 1 and 2.
+TEST(RewriteChannelShuffle, MatchesUnrewrittenShuffle) {
+  struct Case { int64_t parts, axis; };
+  for (Case c : {Case{2, 1}, Case{3, 1}, Case{2, 2}}) {
+    GraphBuilder b;
+    const Shape xs = {1, 4, 6, 5};
+    int x = b.input("x", xs);
+    std::vector<int> parts;
+    const OpId part_ops[] = {OpId::Relu, OpId::Sigmoid, OpId::Neg};
+    for (int64_t j = 0; j < c.parts; ++j) parts.push_back(b.node(part_ops[j], {x}));
+    Attrs ca;
+    ca.set_int("axis", c.axis);
+    int cat = b.node(OpId::Concat, parts, ca);
+    Shape split = xs, joined = xs;
+    split.insert(split.begin() + c.axis, c.parts);
+    joined[static_cast<size_t>(c.axis)] *= c.parts;
+    std::vector<int64_t> perm = {0, 1, 2, 3, 4};
+    std::swap(perm[static_cast<size_t>(c.axis)], perm[static_cast<size_t>(c.axis) + 1]);
+    int r = b.node(OpId::Reshape, {cat}, ints_attr("shape", split));
+    int t = b.node(OpId::Transpose, {r}, ints_attr("perm", perm));
+    int y = b.node(OpId::Reshape, {t}, ints_attr("shape", joined), "y");
+    b.output(y);
+    ASSERT_OK(b.finish());
+    std::vector<float> in = random_floats(static_cast<size_t>(shape_numel(xs)), 5, -3.f, 3.f);
+    std::vector<float> want = run1(b.g, in);
+
+    Graph g = b.g;
+    int changes = 0;
+    ASSERT_OK(rewrite_channel_shuffle(g, &changes));
+    ASSERT_OK(remove_dead_code(g, nullptr));
+    ASSERT_OK(reinfer_graph(g));
+    EXPECT_EQ(changes, 1) << c.parts << " parts, axis " << c.axis;
+    std::vector<OpId> ops;
+    for (const Node& n : g.nodes) ops.push_back(n.op);
+    std::vector<OpId> expect(part_ops, part_ops + c.parts);
+    for (int64_t j = 0; j < c.parts; ++j) expect.push_back(OpId::Unsqueeze);
+    expect.push_back(OpId::Concat);
+    expect.push_back(OpId::Reshape);
+    EXPECT_EQ(ops, expect);
+    EXPECT_EQ(g.nodes[static_cast<size_t>(2 * c.parts)].attrs.get_int("axis", -1), c.axis + 1);
+    EXPECT_EQ(g.tensor(g.outputs[0]).name, "y");
+    EXPECT_EQ(run1(g, in), want) << c.parts << " parts, axis " << c.axis;
+  }
+}
+
+// Not a shuffle, or one whose intermediates are observable: left as it is.
+TEST(RewriteChannelShuffle, LeavesOtherPatterns) {
+  struct Case { const char* what; bool concat_is_output, unequal_parts, other_perm; };
+  for (Case c : {Case{"concat output is a graph output", true, false, false},
+                 Case{"parts of different sizes", false, true, false},
+                 Case{"transpose moves other axes", false, false, true}}) {
+    GraphBuilder b;
+    int x = b.input("x", {1, 4, 3, 3});
+    int p0 = b.node(OpId::Relu, {x});
+    int p1 = c.unequal_parts ? b.node(OpId::Slice, {x}, [] {
+      Attrs a;
+      a.set_ints("starts", {0});
+      a.set_ints("ends", {2});
+      a.set_ints("axes", {1});
+      return a;
+    }()) : b.node(OpId::Neg, {x});
+    Attrs ca;
+    ca.set_int("axis", 1);
+    int cat = b.node(OpId::Concat, {p0, p1}, ca);
+    const int64_t total = c.unequal_parts ? 6 : 8;
+    int r = b.node(OpId::Reshape, {cat}, ints_attr("shape", {1, 2, total / 2, 3, 3}));
+    int t = b.node(OpId::Transpose, {r}, ints_attr("perm", c.other_perm ? std::vector<int64_t>{0, 2, 1, 4, 3}
+                                                                         : std::vector<int64_t>{0, 2, 1, 3, 4}));
+    b.output(t);
+    if (c.concat_is_output) b.output(cat);
+    ASSERT_OK(b.finish());
+    int changes = 0;
+    ASSERT_OK(rewrite_channel_shuffle(b.g, &changes));
+    EXPECT_EQ(changes, 0) << c.what;
+  }
+}
+
 TEST(FuseHardSwish, TorchAndPaddleForms) {
   GraphBuilder b;
   int x = b.input("x", {1, 2, 2, 3});
@@ -574,7 +653,8 @@ TEST(PassDriver, FixedOrderAndFusionSwitch) {
   for (const auto& s : stats) names.push_back(s.name);
   EXPECT_EQ(names, (std::vector<std::string>{"fold_constants", "remove_noop_nodes", "fold_batchnorm_into_conv",
                                              "fold_mul_add_into_conv", "fuse_layernorm", "fuse_hardswish",
-                                             "fuse_conv_add", "fuse_conv_activation", "dead_code"}));
+                                             "fuse_conv_add", "fuse_conv_activation", "rewrite_channel_shuffle",
+                                             "dead_code"}));
   ASSERT_EQ(g1.nodes.size(), 1u);
   EXPECT_EQ(g1.nodes[0].attrs.get_string("fused_act", ""), "Relu");
 

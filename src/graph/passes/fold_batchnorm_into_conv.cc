@@ -19,12 +19,6 @@ const float* f32_const(const Graph& g, int t, int64_t numel) {
   return c.const_ptr<float>();
 }
 
-std::string unique_name(const Graph& g, const std::string& base) {
-  std::string name = base;
-  for (int i = 1; g.find_tensor(name) >= 0; ++i) name = base + "_" + std::to_string(i);
-  return name;
-}
-
 }  // namespace
 
 Status fold_batchnorm_into_conv(Graph& g, int* changes) {

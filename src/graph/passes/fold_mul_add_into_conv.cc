@@ -12,12 +12,6 @@
 namespace orknn {
 namespace {
 
-std::string unique_name(const Graph& g, const std::string& base) {
-  std::string name = base;
-  for (int i = 1; g.find_tensor(name) >= 0; ++i) name = base + "_" + std::to_string(i);
-  return name;
-}
-
 // Per-output-channel values of constant c for a Conv output of shape `out` (channel axis 1),
 // or false when c broadcasts along other axes.
 bool channel_values(const Graph& g, int c, const Shape& out, std::vector<double>* v) {

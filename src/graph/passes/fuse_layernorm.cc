@@ -64,12 +64,6 @@ int variable_operand(const Graph& g, const Node& n) {
   return c0 ? 1 : 0;
 }
 
-std::string unique_name(const Graph& g, const std::string& base) {
-  std::string name = base;
-  for (int i = 1; g.find_tensor(name) >= 0; ++i) name = base + "_" + std::to_string(i);
-  return name;
-}
-
 // Tries to match the pattern starting at ReduceMean node mi. On success fills the nodes to remove
 // (`chain`), the index of the last one, and the fused node.
 bool match(Ctx& c, int mi, std::vector<int>* chain, int* last, Node* fused) {

@@ -25,6 +25,12 @@ bool is_graph_output(const Graph& g, int tensor) {
   return std::find(g.outputs.begin(), g.outputs.end(), tensor) != g.outputs.end();
 }
 
+std::string unique_name(const Graph& g, const std::string& base) {
+  std::string name = base;
+  for (int i = 1; g.find_tensor(name) >= 0; ++i) name = base + "_" + std::to_string(i);
+  return name;
+}
+
 bool is_graph_input(const Graph& g, int tensor) {
   for (const GraphInput& in : g.inputs)
     if (in.tensor == tensor) return true;

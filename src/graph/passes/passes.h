@@ -12,11 +12,13 @@
 //   7. fuse_conv_add             Conv -> Add of a same-shape activation (the Conv's residual input)
 //   8. fuse_conv_activation      Conv/ConvTranspose/Gemm/MatMul -> Relu/Clip/..., x*Sigmoid(x)
 //                                ("fused_act")
-//   9. dead_code                 unused nodes and tensors are dropped (tensor ids are compacted)
-//  10. round_weights_fp16        fp16 mode only: float constants take their fp16 values
+//   9. rewrite_channel_shuffle   Concat -> Reshape -> Transpose (ShuffleNet's channel shuffle)
+//                                becomes one Concat of views
+//  10. dead_code                 unused nodes and tensors are dropped (tensor ids are compacted)
+//  11. round_weights_fp16        fp16 mode only: float constants take their fp16 values
 //
-// Steps 2-8 are the optional "fusion and cleanup" passes (PassOptions::fusion; step 7 also needs
-// PassOptions::fuse_residual); 1, 9 and 10 always run because they change neither results nor
+// Steps 2-9 are the optional "fusion and cleanup" passes (PassOptions::fusion; step 7 also needs
+// PassOptions::fuse_residual); 1, 10 and 11 always run because they change neither results nor
 // numerics beyond what the runtime does anyway.
 #pragma once
 #include <string>
@@ -36,6 +38,7 @@ Status fuse_layernorm(Graph& g, int* changes);
 Status fuse_hardswish(Graph& g, int* changes);
 Status fuse_conv_add(Graph& g, int* changes);
 Status fuse_conv_activation(Graph& g, int* changes);
+Status rewrite_channel_shuffle(Graph& g, int* changes);
 // Removes nodes none of whose outputs is used (by a node or as a graph output), then drops
 // tensors nothing refers to and renumbers tensor ids (node/graph references are updated).
 Status remove_dead_code(Graph& g, int* changes);
@@ -43,7 +46,7 @@ Status remove_dead_code(Graph& g, int* changes);
 Status round_weights_fp16(Graph& g, int* changes);
 
 struct PassOptions {
-  bool fusion = true;  // run passes 2-8
+  bool fusion = true;  // run passes 2-9
   // Pass 7. False when the graph is quantized afterwards: INT8 convolutions take no residual input.
   bool fuse_residual = true;
   FloatPrecision precision = FloatPrecision::kFp16;  // kFp16 runs round_weights_fp16
@@ -73,6 +76,8 @@ std::vector<std::vector<int>> tensor_consumers(const Graph& g);
 std::vector<int> tensor_producers(const Graph& g);
 bool is_graph_output(const Graph& g, int tensor);
 bool is_graph_input(const Graph& g, int tensor);
+// `base`, or base_1, base_2, ...: the first that names no tensor of g yet.
+std::string unique_name(const Graph& g, const std::string& base);
 // Removes the nodes whose flag in `flagged` (one per node) is set; the others keep their order.
 void erase_flagged_nodes(Graph& g, const std::vector<char>& flagged);
 // Every node input equal to `from` becomes `to`.

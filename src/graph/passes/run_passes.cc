@@ -20,6 +20,7 @@ Status run_graph_passes(Graph& g, const PassOptions& opts, std::vector<PassStat>
       {"fuse_hardswish", &fuse_hardswish, opts.fusion},
       {"fuse_conv_add", &fuse_conv_add, opts.fusion && opts.fuse_residual},
       {"fuse_conv_activation", &fuse_conv_activation, opts.fusion},
+      {"rewrite_channel_shuffle", &rewrite_channel_shuffle, opts.fusion},
       {"dead_code", &remove_dead_code, true},
       {"round_weights_fp16", &round_weights_fp16, opts.precision == FloatPrecision::kFp16},
   };
