@@ -5,17 +5,45 @@
 
 namespace orknn {
 
-bool reshapes_in_place(const Graph& g, const Node& n) {
-  switch (n.op) {
-    case OpId::Reshape: case OpId::Flatten: case OpId::Squeeze: case OpId::Unsqueeze: case OpId::Identity: break;
-    default: return false;
+namespace {
+
+// Byte offset of a Slice's output in its input when it is one contiguous range, else -1.
+int64_t contiguous_slice_offset(const Node& n, const Tensor& x, const Tensor& y) {
+  const std::vector<int64_t> starts = n.attrs.get_ints("starts"), steps = n.attrs.get_ints("steps");
+  const size_t rank = x.shape.size();
+  if (y.shape.size() != rank || starts.size() != rank || steps.size() != rank || y.numel() == 0) return -1;
+  size_t first = rank;  // the first dimension not taken whole
+  for (size_t d = 0; d < rank && first == rank; ++d)
+    if (y.shape[d] != x.shape[d] || (steps[d] != 1 && y.shape[d] > 1)) first = d;
+  if (first == rank) return 0;  // everything: the same bytes
+  int64_t offset = 0, stride = 1;
+  for (size_t d = rank; d-- > 0;) {
+    if (y.shape[d] > 1 && steps[d] != 1) return -1;
+    if (d > first && y.shape[d] != x.shape[d]) return -1;  // after the sliced dimension: whole
+    if (d < first && x.shape[d] != 1) return -1;           // before it: of size 1
+    offset += starts[d] * stride;
+    stride *= x.shape[d];
   }
-  if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
+  return offset * static_cast<int64_t>(dtype_size(x.dtype));
+}
+
+}  // namespace
+
+int64_t view_offset(const Graph& g, const Node& n) {
+  switch (n.op) {
+    case OpId::Reshape: case OpId::Flatten: case OpId::Squeeze: case OpId::Unsqueeze: case OpId::Identity:
+    case OpId::Slice: break;
+    default: return -1;
+  }
+  if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1 || n.outputs[0] < 0) return -1;
   const Tensor& x = g.tensor(n.inputs[0]);
-  if (x.is_const() || x.nbytes() != g.tensor(n.outputs[0]).nbytes()) return false;
+  const Tensor& y = g.tensor(n.outputs[0]);
+  if (x.is_const()) return -1;
   for (const GraphInput& in : g.inputs)
-    if (in.tensor == n.inputs[0]) return false;
-  return true;
+    if (in.tensor == n.inputs[0]) return -1;
+  if (n.op != OpId::Slice) return x.nbytes() == y.nbytes() ? 0 : -1;
+  const int64_t offset = contiguous_slice_offset(n, x, y);
+  return offset >= 0 && offset % static_cast<int64_t>(kArenaAlign) == 0 ? offset : -1;
 }
 
 bool may_block_padded(const Tensor& t) {
@@ -42,17 +70,21 @@ ArenaPlan plan_arena(const Graph& g, const std::vector<ExtraRead>& extra) {
   // them again (benchmark loops do), as the vendor runtime allows.
   for (const GraphInput& in : g.inputs) last[in.tensor] = end;
 
-  // A view's output shares its input's bytes (reshapes_in_place), and so does a Conv's output its
-  // residual's when that Conv is the residual's last reader: one slot for both, alive while either
-  // is. Nodes run in order, so an input's slot is known before its consumer's, and a reader of the
-  // residual after the Conv (a view's too) is in last[] already.
+  // A view's output lies in its input's bytes (view_offset), and a Conv's output takes its
+  // residual's bytes when that Conv is the residual's last reader: one slot for all of them, alive
+  // while any is, each tensor at its own offset in it (in_slot). Nodes run in order, so an input's
+  // slot is known before its consumer's, and a reader of the residual's slot after the Conv (a
+  // view's too) is in last[] already.
   std::vector<int> slot(nt);
+  std::vector<size_t> in_slot(nt, 0);
   for (size_t t = 0; t < nt; ++t) slot[t] = static_cast<int>(t);
   for (int k = 0; k < end; ++k) {
     const Node& n = g.nodes[static_cast<size_t>(k)];
     int from = -1;
-    if (reshapes_in_place(g, n)) {
+    size_t at = 0;
+    if (const int64_t v = view_offset(g, n); v >= 0) {
       from = n.inputs[0];
+      at = in_slot[static_cast<size_t>(from)] + static_cast<size_t>(v);
     } else if (const int r = conv_residual(n); r >= 0 && n.outputs.size() == 1 && n.outputs[0] >= 0) {
       const int s = slot[r];
       const Tensor& rt = g.tensor(r);
@@ -60,15 +92,17 @@ ArenaPlan plan_arena(const Graph& g, const std::vector<ExtraRead>& extra) {
       if (!rt.is_const() && last[s] == k && slot[n.inputs[0]] != s &&
           rt.nbytes() == g.tensor(n.outputs[0]).nbytes())
         from = r;
+      at = in_slot[static_cast<size_t>(r)];
     }
     if (from < 0) continue;
     const int s = slot[from], y = n.outputs[0];
     slot[y] = s;
+    in_slot[static_cast<size_t>(y)] = at;
     first[s] = std::min(first[s], first[y]);
     last[s] = std::max(last[s], last[y]);
   }
 
-  // Bytes per slot: the most any of its tensors takes.
+  // Bytes per slot: the most any of its tensors reaches.
   std::vector<uint8_t> io(nt, 0);
   for (const GraphInput& in : g.inputs) io[static_cast<size_t>(in.tensor)] = 1;
   for (int t : g.outputs) io[static_cast<size_t>(t)] = 1;
@@ -79,7 +113,7 @@ ArenaPlan plan_arena(const Graph& g, const std::vector<ExtraRead>& extra) {
     const size_t b = !io[t] && may_block_padded(x) ? static_cast<size_t>(nchw16c_padded_numel(x.shape)) * sizeof(float)
                                                    : x.nbytes();
     size_t& s = bytes[static_cast<size_t>(slot[t])];
-    s = std::max(s, b);
+    s = std::max(s, in_slot[t] + b);
   }
   struct Item { int tensor; size_t size; };
   std::vector<Item> items;
@@ -111,7 +145,7 @@ ArenaPlan plan_arena(const Graph& g, const std::vector<ExtraRead>& extra) {
     plan.arena_size = std::max(plan.arena_size, off + it.size);
   }
   for (size_t t = 0; t < nt; ++t)
-    if (slot[t] != static_cast<int>(t)) plan.offset[t] = plan.offset[static_cast<size_t>(slot[t])];
+    if (slot[t] != static_cast<int>(t)) plan.offset[t] = plan.offset[static_cast<size_t>(slot[t])] + in_slot[t];
   return plan;
 }
 

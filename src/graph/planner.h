@@ -21,11 +21,15 @@ struct ExtraRead {
   int node = -1;
 };
 
-// True when n's output is a view of its input: a Reshape, Flatten, Squeeze, Unsqueeze or Identity
-// (the same bytes in the same order) of an activation that is not a graph input (a client may set
-// that again before reading the outputs). plan_arena gives both the same bytes, and the kernel's
-// copy finds source and destination equal.
-bool reshapes_in_place(const Graph& g, const Node& n);
+// Where n's output lies inside its input 0 when it is a view of it, in bytes; -1 when it is not.
+// Views: a Reshape, Flatten, Squeeze, Unsqueeze or Identity (offset 0: the same bytes in the same
+// order), and a Slice that takes one contiguous range (steps 1 wherever more than one element is
+// taken, every dimension before the first sliced one of size 1, every one after it whole:
+// shufflenet_v2's channel halves of a batch of one) starting at a multiple of kArenaAlign (kernels
+// may assume aligned tensors); only of an activation that is not a graph input (a client may set
+// that again before reading the outputs). plan_arena places the output there, and the kernel's
+// copy finds its destination already holding the data (source + offset == destination).
+int64_t view_offset(const Graph& g, const Node& n);
 
 // True for a tensor the runtime may keep in nChw16c with its channels zero-padded to a multiple of
 // 16 (kernels/kernel.h BlockedIo::kEachPadded): a 4-D float32 activation with more than 16
@@ -37,7 +41,7 @@ int64_t nchw16c_padded_numel(const Shape& s);
 // Lifetime-based placement: every non-constant tensor lives from the node that produces it (graph
 // inputs: from the start) to its last consumer, `extra` reads included (graph inputs and outputs:
 // to the end, so inputs survive a run for the next one); tensors whose lifetimes overlap never
-// share bytes, except a view and its input (reshapes_in_place), and a Conv's output and its
+// share bytes, except a view and its input (view_offset), and a Conv's output and its
 // residual input (ops/conv.cc) when the Conv is the residual's last reader, the residual is not a
 // graph input and X does not share its bytes: each pair shares one slot alive while either is
 // (the Conv kernels add the residual where they write the output). A tensor that may be kept

@@ -159,8 +159,8 @@ TEST(Planner, ViewsShareTheirInputsBytes) {
   const int e = add(OpId::Add, {d, b}, {10, 100});
   const int r = add(OpId::Flatten, {in}, {1000});
   g.outputs = {e, r};
-  EXPECT_TRUE(reshapes_in_place(g, g.nodes[1]));
-  EXPECT_FALSE(reshapes_in_place(g, g.nodes[5]));  // of the graph input
+  EXPECT_EQ(view_offset(g, g.nodes[1]), 0);
+  EXPECT_EQ(view_offset(g, g.nodes[5]), -1);  // of the graph input
   const ArenaPlan p = plan_arena(g);
   auto off = [&](int t) { return p.offset[static_cast<size_t>(t)]; };
   EXPECT_EQ(off(a), off(b));
@@ -170,6 +170,47 @@ TEST(Planner, ViewsShareTheirInputsBytes) {
   EXPECT_NE(off(r), off(in));
   // in, a/b, c, d (or e, which may take c's slot), r: five 4032-byte slots at most.
   EXPECT_LE(p.arena_size, 5 * 4032u);
+}
+
+// A Slice taking one contiguous, 64-byte aligned range of an activation (shufflenet_v2's channel
+// halves) lies inside its input's bytes at that range; other Slices get bytes of their own.
+TEST(Planner, ContiguousSlicesAreViewsAtTheirOffset) {
+  Graph g;
+  const int in = g.add_tensor("in", {1, 64, 4, 4}, DType::kF32);
+  g.inputs.push_back(GraphInput{in, {}, {}});
+  auto add = [&](OpId op, int x, const Shape& shape, std::vector<int64_t> starts, std::vector<int64_t> steps) {
+    Node n;
+    n.op = op;
+    n.inputs = {x};
+    n.outputs = {g.add_tensor("t" + std::to_string(g.nodes.size()), shape, DType::kF32)};
+    n.attrs.set_ints("starts", std::move(starts));
+    n.attrs.set_ints("steps", std::move(steps));
+    g.nodes.push_back(n);
+    return n.outputs[0];
+  };
+  const std::vector<int64_t> ones = {1, 1, 1, 1};
+  const int a = add(OpId::Relu, in, {1, 64, 4, 4}, {}, {});
+  const int lo = add(OpId::Slice, a, {1, 32, 4, 4}, {0, 0, 0, 0}, ones);
+  const int hi = add(OpId::Slice, a, {1, 32, 4, 4}, {0, 32, 0, 0}, ones);
+  const int all = add(OpId::Slice, a, {1, 64, 4, 4}, {0, 0, 0, 0}, ones);
+  const int rows = add(OpId::Slice, a, {1, 64, 2, 4}, {0, 0, 2, 0}, ones);      // strided in a
+  const int odd = add(OpId::Slice, a, {1, 32, 4, 4}, {0, 0, 0, 0}, {1, 2, 1, 1});  // every other channel
+  const int b = add(OpId::Relu, in, {1, 64, 1, 3}, {}, {});
+  const int unaligned = add(OpId::Slice, b, {1, 63, 1, 3}, {0, 1, 0, 0}, ones);  // 12 bytes in
+  const int of_input = add(OpId::Slice, in, {1, 32, 4, 4}, {0, 32, 0, 0}, ones);
+  g.outputs = {lo, hi, all, rows, odd, unaligned, of_input};
+  const std::vector<int64_t> expected = {-1, 0, 32 * 16 * 4, 0, -1, -1, -1, -1, -1};
+  for (size_t k = 0; k < g.nodes.size(); ++k) EXPECT_EQ(view_offset(g, g.nodes[k]), expected[k]) << "node " << k;
+  const ArenaPlan p = plan_arena(g);
+  auto off = [&](int t) { return p.offset[static_cast<size_t>(t)]; };
+  EXPECT_EQ(off(lo), off(a));
+  EXPECT_EQ(off(hi), off(a) + 32 * 16 * 4);
+  EXPECT_EQ(off(all), off(a));
+  // The others do not lie in their inputs' bytes.
+  for (auto [t, x] : std::vector<std::pair<int, int>>{{rows, a}, {odd, a}, {unaligned, b}, {of_input, in}}) {
+    const bool inside = off(t) >= off(x) && off(t) < off(x) + g.tensor(x).nbytes();
+    EXPECT_FALSE(inside) << "tensor " << t;
+  }
 }
 
 // A Conv's output takes its residual's bytes (ops/conv.cc input 3) when the Conv is the
