@@ -20,6 +20,7 @@
 #include "kernels/x86/quantize_avx512.h"
 #include "kernels/x86/silu_fusion.h"
 #include "model/model_io.h"
+#include "ops/op.h"
 #include "runtime/blocked_layout.h"
 #include "runtime/custom_ops.h"
 #include "runtime/layouts.h"
@@ -37,10 +38,17 @@ std::shared_ptr<uint8_t> alloc_aligned(size_t size) {
   return alloc_large_shared(alloc, /*populate=*/true);
 }
 
+int64_t graph_macs(const Graph& g) {
+  int64_t macs = 0;
+  for (const Node& n : g.nodes) macs += node_macs(g, n);
+  return macs;
+}
+
 // Dynamic-shape models: one Model per shape set s >= 1 (its graph shares the constants), and the
 // largest arena over all sets, which every set's plan then uses (one arena per context).
 Status build_shape_set_models(Model* model) {
   model->max_arena_bytes = plan_arena(model->graph, chain_reads(find_int8_chains(model->graph))).arena_size;
+  model->macs = graph_macs(model->graph);
   if (model->dynamic.empty()) return Status::Ok();
   model->shape_set_models.assign(model->dynamic.sets.size(), nullptr);
   for (size_t s = 1; s < model->dynamic.sets.size(); ++s) {
@@ -49,6 +57,7 @@ Status build_shape_set_models(Model* model) {
     v->platform = model->platform;
     v->weight_bytes = model->weight_bytes;
     v->max_arena_bytes = plan_arena(v->graph, chain_reads(find_int8_chains(v->graph))).arena_size;
+    v->macs = graph_macs(v->graph);
     model->max_arena_bytes = std::max(model->max_arena_bytes, v->max_arena_bytes);
     model->shape_set_models[s] = std::move(v);
   }
@@ -319,7 +328,19 @@ void* Context::tensor_ptr(int id) const {
   return arena_ + arena_offset_[static_cast<size_t>(id)];
 }
 
-int Context::num_threads() const {
+int threads_for_model(int asked, int64_t macs) {
+  int64_t min_macs = kMinThreadedMacs;
+  if (const char* v = std::getenv("OPENRKNN_MIN_THREADED_MACS")) {
+    char* end = nullptr;
+    const long long n = std::strtoll(v, &end, 10);
+    if (end != v && *end == '\0' && n >= 0) min_macs = n;
+  }
+  return asked > 1 && macs < min_macs ? 1 : std::max(1, asked);
+}
+
+int Context::num_threads() const { return threads_for_model(threads_asked(), model_->macs); }
+
+int Context::threads_asked() const {
   if (const char* v = std::getenv("OPENRKNN_NUM_THREADS")) {
     int n = std::atoi(v);
     if (n > 0) return n;
@@ -475,8 +496,9 @@ Status Context::build_steps() {
   }
   if (!scratch_.allocate())
     return ORKNN_ERR(kNoMemory, "cannot allocate the kernels' %zu-byte scratch buffer", scratch_.bytes());
-  ORKNN_LOGI("model loaded: %zu nodes, %zu weight bytes, %zu arena bytes, platform %s", g.nodes.size(),
-             model_->weight_bytes, arena_size_, model_->platform->name);
+  ORKNN_LOGI("model loaded: %zu nodes, %zu weight bytes, %zu arena bytes, %.1f M MACs on %d thread(s), platform %s",
+             g.nodes.size(), model_->weight_bytes, arena_size_, static_cast<double>(model_->macs) / 1e6, num_threads(),
+             model_->platform->name);
   return Status::Ok();
 }
 

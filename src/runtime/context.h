@@ -32,7 +32,15 @@ struct Model {
   DynamicShapes dynamic;
   std::vector<std::shared_ptr<const Model>> shape_set_models;
   size_t max_arena_bytes = 0;  // the largest activation arena over the shape sets
+  int64_t macs = 0;            // multiply-accumulates of one run (ops/op.h node_macs)
 };
+
+// The threads a run of a model of `macs` multiply-accumulates uses when `asked` for: one below
+// kMinThreadedMacs, as there handing each layer's data between the cores costs more than the
+// second core saves (docs/decisions.md "Threads"; OPENRKNN_MIN_THREADED_MACS sets the bound, 0:
+// always `asked`), else `asked`.
+constexpr int64_t kMinThreadedMacs = 200'000'000;
+int threads_for_model(int asked, int64_t macs);
 
 // Loads and verifies a model from bytes (copied into 64-byte aligned storage first, so the caller
 // may free its buffer) or from a file path.
@@ -158,7 +166,8 @@ class Context {
   }
   const void* output_src(uint32_t index) const;  // what outputs_get reads for output `index`
   void* tensor_ptr(int tensor_id) const;
-  int num_threads() const;
+  int num_threads() const;    // threads_for_model(threads_asked(), the model's MACs)
+  int threads_asked() const;  // OPENRKNN_NUM_THREADS, else the core mask's share of the host
 
   std::shared_ptr<const Model> model_;       // the active shape set's model
   std::shared_ptr<const Model> base_model_;  // the loaded model (= set 0's; model_ for static models)

@@ -29,6 +29,7 @@ void expect_chains_match_unfused(const std::string& name, const ConvertOptions& 
   for (const char* threads : {"1", "2"}) {
     SCOPED_TRACE(name + ", threads " + threads);
     const SetEnv t("OPENRKNN_NUM_THREADS", threads);
+    const SetEnv every_model("OPENRKNN_MIN_THREADED_MACS", "0");  // the threads asked, even for few MACs
     std::vector<std::vector<float>> fused, unfused;
     std::string fused_perf, unfused_perf;
     run_model(model, in, &fused, nullptr, &fused_perf);

@@ -339,23 +339,6 @@ const std::vector<uint8_t>* converted(const std::string& onnx_name) {
   return &(cache[onnx_name] = std::move(bytes));
 }
 
-// Sets OPENRKNN_NUM_THREADS for the scope (rknn_init reads it) and restores the previous value.
-class ScopedThreads {
- public:
-  explicit ScopedThreads(int n) {
-    if (const char* v = std::getenv("OPENRKNN_NUM_THREADS")) saved_ = v, had_ = true;
-    setenv("OPENRKNN_NUM_THREADS", std::to_string(n).c_str(), 1);
-  }
-  ~ScopedThreads() {
-    if (had_) setenv("OPENRKNN_NUM_THREADS", saved_.c_str(), 1);
-    else unsetenv("OPENRKNN_NUM_THREADS");
-  }
-
- private:
-  std::string saved_;
-  bool had_ = false;
-};
-
 struct Params {
   const char* onnx;  // file in the models directory, without .onnx
   int threads;
@@ -385,7 +368,9 @@ class RunAllocations : public testing::TestWithParam<Params> {
     const std::vector<uint8_t>* bytes = converted(GetParam().onnx);
     ASSERT_NE(bytes, nullptr);
     model_ = *bytes;
-    ScopedThreads threads(GetParam().threads);
+    // rknn_init reads both: the threads asked, used even for a model of few MACs.
+    const SetEnv threads("OPENRKNN_NUM_THREADS", std::to_string(GetParam().threads).c_str());
+    const SetEnv every_model("OPENRKNN_MIN_THREADED_MACS", "0");
     ASSERT_EQ(rknn_init(&ctx_, model_.data(), uint32_t(model_.size()), 0, nullptr), RKNN_SUCC);
     rknn_input_output_num io{};
     ASSERT_EQ(rknn_query(ctx_, RKNN_QUERY_IN_OUT_NUM, &io, sizeof(io)), RKNN_SUCC);
