@@ -15,7 +15,7 @@
  *   first_ms      the first inference (inputs_set + run + outputs_get + outputs_release).
  *   median/min/max_ms  one inference each, same four calls, after `warmup` untimed ones; at least
  *                 `iters` samples and at least `min-time-ms` of sampling, at most `max-iters`.
- *                 This is what a client pays per frame, and what ort_bench.js measures for
+ *                 This is what a client pays per frame, and what ort_bench.py measures for
  *                 ONNX Runtime's session.run() (which also copies inputs in and outputs out).
  *   run_median_ms rknn_run() alone.
  *   set_median_ms copy modes: rknn_inputs_set alone (0 in the zero-copy modes).

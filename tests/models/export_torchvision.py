@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes the torchvision test models and their PyTorch reference outputs.
 
-Usage: /usr/bin/python3 export_torchvision.py OUT_DIR [--models a,b,...] [--force]
+Usage: .venv/bin/python export_torchvision.py OUT_DIR [--models a,b,...] [--force]
 
 For every model NAME it writes, into OUT_DIR:
   NAME.onnx     ONNX opset 13, fixed shape 1x3x224x224, input "input", output "output"
@@ -17,7 +17,8 @@ random weights with BatchNorm statistics mean 0 / variance 1 let activations gro
 statistics are first measured on a few seeded random images in train mode (no gradient step). The
 weights stay random, but every BatchNorm then normalises its input to a sane range as in a trained net.
 
-Needs Debian's python3-torch and python3-torchvision; run it with /usr/bin/python3.
+Needs Debian's python3-torch and python3-torchvision; run it with the project's .venv python, which
+sees them (scripts/setup.sh).
 """
 import argparse
 import os

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Writes the calibration data sets and held-out inputs of the INT8 model tests (int8_models_test.cc).
 
-Usage: /usr/bin/python3 make_calibration_sets.py WORK_DIR [--force]
+Usage: .venv/bin/python make_calibration_sets.py WORK_DIR [--force]
 
 Everything goes under WORK_DIR/calib/:
   torchvision/calib_NN.npy   8 calibration samples, float32 NCHW 1x3x224x224, uniform [0, 1) from a

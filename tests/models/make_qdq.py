@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """Hand-written static INT8 QDQ quantization (no onnxruntime python package needed).
-(Copied from the team's shared tools, /work/shared/tools/make_qdq.py; scripts/prepare_test_models.sh runs it.)
+(From the team's shared reference tools; scripts/prepare_test_models.sh runs it.)
 
 Usage:
-    /usr/bin/python3 make_qdq.py [MODELS_DIR] [--models resnet18,resnet50,mobilenet_v2] [--calib N] [--act uint8|int8]
+    .venv/bin/python make_qdq.py [MODELS_DIR] [--models resnet18,resnet50,mobilenet_v2] [--calib N] [--act uint8|int8]
 
     MODELS_DIR defaults to anchors-work/models; reads NAME.onnx (from export_torchvision.py), writes
     NAME_qdq.onnx. Needs Debian python3-onnx and python3-torch (torch is only used as the numeric engine of a

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Renders the text images fed to the PP-OCR test models and writes them as network inputs.
 
-Usage: /usr/bin/python3 render_ocr_inputs.py OUT_DIR [--force] [--png]
+Usage: .venv/bin/python render_ocr_inputs.py OUT_DIR [--force] [--png]
 
 Writes OUT_DIR/NAME.in.f32 (raw little-endian float32, NCHW, already normalised the way PaddleOCR
 preprocesses that model's input) for:
