@@ -70,7 +70,8 @@ rc=${PIPESTATUS[0]}
 set -e
 DONE=$(date +%s)
 reports=$(grep -cE '(ERROR: (Address|Leak)Sanitizer|WARNING: ThreadSanitizer|runtime error:)' "$LOG" || true)
-counts=$(grep -oE '[0-9]+% tests passed, [0-9]+ tests failed out of [0-9]+' "$LOG" | tail -n 1)
+# CTest 3.x says "100% tests passed, 0 tests failed out of 9", CTest 4 "100% tests passed out of 9".
+counts=$(grep -oE '[0-9]+% tests passed[^.]* out of [0-9]+' "$LOG" | tail -n 1 || true)
 failed=$(sed -n '/The following tests FAILED:/,$p' "$LOG" | grep -oE '^[[:space:]]+[0-9]+ - [^ ]+' | awk '{print $3}' | paste -sd, - || true)
 times="build $(( (BUILT - START + 30) / 60 )) min, tests $(( (DONE - BUILT + 30) / 60 )) min"
 if [ "$rc" -eq 0 ]; then
