@@ -9,7 +9,7 @@
 #include <set>
 
 #include "common/fp16.h"
-#include "kernels/graph_runner.h"
+#include "runtime/executor.h"
 #include "kernels/kernel.h"
 #include "kernels/quant_util.h"
 
@@ -263,10 +263,10 @@ Status compare_float_and_quantized(const Graph& float_graph, const Graph& quant_
     float_input_of[i] = j;
   }
 
-  std::unique_ptr<GraphRunner> fr, qr;
-  Status st = GraphRunner::create(fg, opts.allow_fast_kernels, opts.num_threads, &fr);
+  std::unique_ptr<Executor> fr, qr;
+  Status st = Executor::create_keep_all(fg, opts.allow_fast_kernels, opts.num_threads, &fr);
   if (!st.ok()) return Status(st.code(), "float model: " + st.message());
-  st = GraphRunner::create(qg, opts.allow_fast_kernels, opts.num_threads, &qr);
+  st = Executor::create_keep_all(qg, opts.allow_fast_kernels, opts.num_threads, &qr);
   if (!st.ok()) return Status(st.code(), "quantized model: " + st.message());
 
   std::vector<std::vector<uint8_t>> q_input_bytes(qg.inputs.size());
@@ -339,7 +339,7 @@ Status compare_float_and_quantized(const Graph& float_graph, const Graph& quant_
           if (std::find(seg.begin(), seg.end(), p) == seg.end()) seg.push_back(p);
     std::sort(seg.begin(), seg.end());
     seg.push_back(k);
-    qr->run_node(k);
+    qr->run_step(k);
     for (int o : n.outputs) {
       if (o < 0) continue;
       const int r = row_of[static_cast<size_t>(o)];
@@ -360,9 +360,11 @@ Status compare_float_and_quantized(const Graph& float_graph, const Graph& quant_
         std::vector<uint8_t> ideal(ot.nbytes());
         write_real_values(ot, ref, ideal.data());
         row.single_on_grid = std::memcmp(ideal.data(), qr->data(o), ideal.size()) == 0;
-        std::memcpy(qr->mutable_data(o), ideal.data(), ideal.size());
+        ORKNN_RETURN_IF_ERROR(qr->write(o, ideal.data(), ideal.size()));
       } else {
-        write_real_values(ot, ref, qr->mutable_data(o));
+        std::vector<uint8_t> real(ot.nbytes());
+        write_real_values(ot, ref, real.data());
+        ORKNN_RETURN_IF_ERROR(qr->write(o, real.data(), real.size()));
       }
     }
   }

@@ -7,7 +7,7 @@
 
 #include "common/fp16.h"
 #include "common/log.h"
-#include "kernels/graph_runner.h"
+#include "runtime/executor.h"
 
 namespace orknn {
 
@@ -90,8 +90,8 @@ Status calibrate(const Graph& float_graph, const std::vector<CalibrationSample>&
   std::vector<Observer> observers(observed.size(), Observer(alg));
 
   const unsigned hw = std::thread::hardware_concurrency();
-  std::unique_ptr<GraphRunner> runner;
-  Status st = GraphRunner::create(g, /*allow_fast=*/true, hw == 0 ? 1 : static_cast<int>(hw), &runner);
+  std::unique_ptr<Executor> runner;
+  Status st = Executor::create_keep_all(g, /*allow_fast=*/true, hw == 0 ? 1 : static_cast<int>(hw), &runner);
   if (!st.ok()) return Status(st.code(), "calibration: " + st.message());
 
   auto observe = [&](int id) {
@@ -109,8 +109,9 @@ Status calibrate(const Graph& float_graph, const std::vector<CalibrationSample>&
         ORKNN_RETURN_IF_ERROR(runner->set_input(i, bytes.data(), bytes.size()));
         observe(g.inputs[i].tensor);
       }
-      ORKNN_RETURN_IF_ERROR(runner->run([&](size_t k) {
+      ORKNN_RETURN_IF_ERROR(runner->run(false, [&](size_t k) {
         for (int id : g.nodes[k].outputs) observe(id);
+        return Status::Ok();
       }));
     }
     for (Observer& o : observers) o.end_pass();

@@ -46,16 +46,10 @@ int64_t view_offset(const Graph& g, const Node& n) {
   return offset >= 0 && offset % static_cast<int64_t>(kArenaAlign) == 0 ? offset : -1;
 }
 
-bool may_block_padded(const Tensor& t) {
-  return !t.is_const() && t.dtype == DType::kF32 && t.quant.empty() && t.shape.size() == 4 && t.shape[1] > 16 &&
-         t.shape[1] % 16 != 0 && t.numel() > 0;
-}
-
-int64_t nchw16c_padded_numel(const Shape& s) { return s[0] * ((s[1] + 15) / 16 * 16) * s[2] * s[3]; }
-
-ArenaPlan plan_arena(const Graph& g, const std::vector<ExtraRead>& extra) {
+ArenaPlan plan_arena(const Graph& g, const ArenaOptions& options) {
   const size_t nt = g.tensors.size();
   const int end = static_cast<int>(g.nodes.size());
+  auto tensor_bytes = [&](size_t t) { return options.bytes.empty() ? g.tensors[t].nbytes() : options.bytes[t]; };
   std::vector<int> first(nt, INT32_MAX), last(nt, -1);
   for (const GraphInput& in : g.inputs) { first[in.tensor] = -1; last[in.tensor] = std::max(last[in.tensor], -1); }
   for (int i = 0; i < end; ++i) {
@@ -64,8 +58,11 @@ ArenaPlan plan_arena(const Graph& g, const std::vector<ExtraRead>& extra) {
     for (int t : n.inputs)
       if (t >= 0) last[t] = std::max(last[t], i);
   }
-  for (const ExtraRead& r : extra) last[r.tensor] = std::max(last[r.tensor], r.node);
+  for (const ExtraRead& r : options.extra) last[r.tensor] = std::max(last[r.tensor], r.node);
   for (int t : g.outputs) last[t] = end;
+  if (options.keep_all)
+    for (size_t t = 0; t < nt; ++t)
+      if (first[t] != INT32_MAX) last[t] = end;
   // Graph inputs stay intact to the end too: a client may call rknn_run again without setting
   // them again (benchmark loops do), as the vendor runtime allows.
   for (const GraphInput& in : g.inputs) last[in.tensor] = end;
@@ -90,7 +87,7 @@ ArenaPlan plan_arena(const Graph& g, const std::vector<ExtraRead>& extra) {
       const Tensor& rt = g.tensor(r);
       // (A graph input or output lives to the end: never last read here.)
       if (!rt.is_const() && last[s] == k && slot[n.inputs[0]] != s &&
-          rt.nbytes() == g.tensor(n.outputs[0]).nbytes())
+          tensor_bytes(static_cast<size_t>(r)) == tensor_bytes(static_cast<size_t>(n.outputs[0])))
         from = r;
       at = in_slot[static_cast<size_t>(r)];
     }
@@ -103,17 +100,12 @@ ArenaPlan plan_arena(const Graph& g, const std::vector<ExtraRead>& extra) {
   }
 
   // Bytes per slot: the most any of its tensors reaches.
-  std::vector<uint8_t> io(nt, 0);
-  for (const GraphInput& in : g.inputs) io[static_cast<size_t>(in.tensor)] = 1;
-  for (int t : g.outputs) io[static_cast<size_t>(t)] = 1;
   std::vector<size_t> bytes(nt, 0);
   for (size_t t = 0; t < nt; ++t) {
     const Tensor& x = g.tensors[t];
     if (x.is_const() || first[t] == INT32_MAX) continue;
-    const size_t b = !io[t] && may_block_padded(x) ? static_cast<size_t>(nchw16c_padded_numel(x.shape)) * sizeof(float)
-                                                   : x.nbytes();
     size_t& s = bytes[static_cast<size_t>(slot[t])];
-    s = std::max(s, in_slot[t] + b);
+    s = std::max(s, in_slot[t] + tensor_bytes(t));
   }
   struct Item { int tensor; size_t size; };
   std::vector<Item> items;

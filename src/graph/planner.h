@@ -1,4 +1,4 @@
-// Execution plan of a graph: node order and activation arena offsets (architecture §7).
+// The activation arena of a graph: where each tensor lies (docs/architecture.md, "Running a model").
 #pragma once
 #include <cstddef>
 #include <vector>
@@ -14,11 +14,21 @@ struct ArenaPlan {
 
 constexpr size_t kArenaAlign = 64;
 
-// A read the graph does not show: node `node` also reads tensor `tensor` (a fused kernel reading a
-// chain's input at the chain's last node, kernels/x86/int8_chain.h).
+// A read the graph does not show: node `node` also reads tensor `tensor` (a fused kernel reading
+// its group's inputs at the group's last node, kernels/kernel.h FusedGroup).
 struct ExtraRead {
   int tensor = -1;
   int node = -1;
+};
+
+struct ArenaOptions {
+  std::vector<ExtraRead> extra;  // reads the graph does not show
+  // Per tensor id, its bytes in the arena (the layout pass decides them: a padded layout takes
+  // more than NCHW); empty: Tensor::nbytes().
+  std::vector<size_t> bytes;
+  // Every tensor keeps its own bytes to the end of a run (views still share their input's): an
+  // executor whose tensors are all read after the run.
+  bool keep_all = false;
 };
 
 // Where n's output lies inside its input 0 when it is a view of it, in bytes; -1 when it is not.
@@ -31,22 +41,14 @@ struct ExtraRead {
 // copy finds its destination already holding the data (source + offset == destination).
 int64_t view_offset(const Graph& g, const Node& n);
 
-// True for a tensor the runtime may keep in nChw16c with its channels zero-padded to a multiple of
-// 16 (kernels/kernel.h BlockedIo::kEachPadded): a 4-D float32 activation with more than 16
-// channels, not a multiple of 16 (so the padding adds less than half).
-bool may_block_padded(const Tensor& t);
-// Elements of such a tensor in that layout: N * ceil(C / 16) * 16 * H * W.
-int64_t nchw16c_padded_numel(const Shape& s);
-
 // Lifetime-based placement: every non-constant tensor lives from the node that produces it (graph
 // inputs: from the start) to its last consumer, `extra` reads included (graph inputs and outputs:
 // to the end, so inputs survive a run for the next one); tensors whose lifetimes overlap never
 // share bytes, except a view and its input (view_offset), and a Conv's output and its
 // residual input (ops/conv.cc) when the Conv is the residual's last reader, the residual is not a
 // graph input and X does not share its bytes: each pair shares one slot alive while either is
-// (the Conv kernels add the residual where they write the output). A tensor that may be kept
-// padded (may_block_padded) and is not a graph input or output gets the padded layout's bytes.
-// Greedy: largest first, lowest offset that fits.
-ArenaPlan plan_arena(const Graph& g, const std::vector<ExtraRead>& extra = {});
+// (the Conv kernels add the residual where they write the output). Greedy: largest first, lowest
+// offset that fits.
+ArenaPlan plan_arena(const Graph& g, const ArenaOptions& options = {});
 
 }  // namespace orknn

@@ -1,6 +1,9 @@
 // Kernel interface and registry. A kernel implements one op for the node's dtypes/attributes.
 // Selection happens once per node at plan time: the highest-priority registered kernel whose
-// `supports` accepts the node; reference kernels (priority 0) accept every valid node.
+// `supports` accepts the node; reference kernels (priority kPriorityReference) accept every valid
+// node and are the oracle the fast kernels are tested against. The registry is the only place
+// that picks kernels: backends (src/kernels/<backend>) register theirs, and their fusions
+// (ORKNN_REGISTER_FUSION), and the executor (runtime/executor.h) asks.
 //
 // Quantized nodes (docs/numerics.md: a tensor of the node carries quantization parameters) only
 // ever get a kernel registered with a `supports` function, never a plain float/integer kernel:
@@ -125,6 +128,14 @@ class Kernel {
   virtual LayoutFit layout_fit(const Graph& g, const Node& n) const { return LayoutFit::kAny; }
 };
 
+// Kernel priorities, highest first among the kernels whose supports() accepts a node.
+enum KernelPriority : int {
+  kPriorityReference = 0,     // the oracle; accepts every valid node
+  kPriorityFallback = 5,      // hand-written for CPUs the libraries serve badly; below the libraries
+  kPriorityGeneral = 10,      // library kernels (oneDNN) and general hand-written ones
+  kPrioritySpecialized = 20,  // hand-written for the shapes where they beat the general ones
+};
+
 using KernelRunFn = void (*)(const KernelContext& ctx);
 using KernelSupportsFn = bool (*)(const Graph& g, const Node& n);
 using KernelCreateFn = std::unique_ptr<Kernel> (*)();
@@ -132,7 +143,7 @@ using KernelCreateFn = std::unique_ptr<Kernel> (*)();
 struct KernelEntry {
   OpId op;
   const char* name;  // e.g. "ref", "onednn_conv_f32"
-  int priority;      // 0 = reference
+  int priority;      // KernelPriority
   KernelSupportsFn supports;  // nullptr = every node
   KernelCreateFn create;
 };
@@ -142,8 +153,8 @@ void register_kernel(const KernelEntry& e);
 // ops/quant_infer.h).
 bool is_quantized_node(const Graph& g, const Node& n);
 // Best kernel for the node (falls back to the reference kernel). `allow_fast=false` forces the
-// reference kernel (tests, and OPENRKNN_REF_KERNELS=1). `layout` kNchw skips kernels whose
-// layout_fit() is kBlockedOnly.
+// reference kernel (tests, and OPENRKNN_REF_KERNELS=1); kernels named in OPENRKNN_DISABLE_KERNELS
+// are skipped. `layout` kNchw skips kernels whose layout_fit() is kBlockedOnly.
 std::unique_ptr<Kernel> create_kernel(const Graph& g, const Node& n, bool allow_fast, std::string* chosen_name,
                                       ActLayout layout = ActLayout::kNchw);
 // The op's plain reference kernel (the one without `supports`), else its first reference kernel.
@@ -152,6 +163,40 @@ std::vector<const KernelEntry*> kernels_for(OpId op);
 // True when the op has a quantized reference kernel (ORKNN_REGISTER_QUANT_REF_KERNEL*): the
 // converter keeps other ops in float inside quantized models.
 bool has_quantized_ref_kernel(OpId op);
+
+// ---- switches (A/B measurements and tests), read at each call, i.e. when a plan is made ----
+// OPENRKNN_REF_KERNELS=1: reference kernels only, no fusion, NCHW activations.
+bool reference_kernels_only();
+// OPENRKNN_DISABLE_KERNELS=name,...: the kernels, fusions and kernel features so named are not
+// used; "prefix*" names every name that starts with prefix. Kernel names are the registered ones
+// (docs/kernels.md); fusions and features name themselves where they ask (e.g. "blocked_layout",
+// "avx512_int8_chain", "onednn_winograd").
+bool kernel_disabled(const char* name);
+
+// ---- fusions: groups of nodes that one kernel computes ----
+// A backend registers a fusion when one of its kernels computes several consecutive nodes in
+// fewer passes over memory (SiLU pairs, INT8 element-wise chains). For each group the executor
+// runs `make_kernel()` as the last node's step, reading the group's extra inputs after that
+// node's own; the other nodes' steps do nothing, so their outputs (read by nothing outside the
+// group, never graph outputs) are never written. They take the layouts their own kernels would
+// (fused_away_kernel). An executor that keeps every tensor (calibration, rknn_inspect) applies
+// no fusion; a fusion's results are bit-identical to the nodes run one by one.
+struct FusedGroup {
+  std::vector<int> nodes;         // graph order, at least two
+  std::vector<int> extra_inputs;  // tensors the kernel reads besides the last node's inputs
+  std::function<std::unique_ptr<Kernel>()> make_kernel;
+  const char* fusion = nullptr;   // set by find_fusions: the fusion's name, its steps' kernel name
+};
+struct FusionEntry {
+  const char* name;  // OPENRKNN_DISABLE_KERNELS name
+  int priority;      // groups of a higher-priority fusion are taken first
+  std::vector<FusedGroup> (*find)(const Graph& g);  // checks the CPU itself
+};
+void register_fusion(const FusionEntry& e);
+// The groups of g, no node in two of them; none with reference kernels only.
+std::vector<FusedGroup> find_fusions(const Graph& g);
+// The step of a fused-away node: does nothing, takes blocked activations as `io` says.
+std::unique_ptr<Kernel> fused_away_kernel(BlockedIo io);
 
 // Wraps a plain function as a Kernel (for stateless kernels).
 class FnKernel : public Kernel {
@@ -164,6 +209,7 @@ class FnKernel : public Kernel {
 
 struct KernelRegistrar {
   explicit KernelRegistrar(const KernelEntry& e) { register_kernel(e); }
+  explicit KernelRegistrar(const FusionEntry& e) { register_fusion(e); }
 };
 
 #define ORKNN_CONCAT_INNER(a, b) a##b
@@ -172,25 +218,29 @@ struct KernelRegistrar {
 // Registers `fn` (void(const KernelContext&)) as the reference kernel of op OPNAME.
 #define ORKNN_REGISTER_REF_KERNEL(OPNAME, fn)                                                     \
   static ::orknn::KernelRegistrar ORKNN_CONCAT(kRefReg_##OPNAME, __LINE__)(::orknn::KernelEntry{ \
-      ::orknn::OpId::OPNAME, "ref", 0, nullptr,                                                   \
+      ::orknn::OpId::OPNAME, "ref", ::orknn::kPriorityReference, nullptr,                         \
       []() -> std::unique_ptr<::orknn::Kernel> { return std::make_unique<::orknn::FnKernel>(fn); }})
 
 // Registers `fn` as the reference kernel of OPNAME for quantized nodes (is_quantized_node).
 #define ORKNN_REGISTER_QUANT_REF_KERNEL(OPNAME, fn)                                                \
   static ::orknn::KernelRegistrar ORKNN_CONCAT(kQRefReg_##OPNAME, __LINE__)(::orknn::KernelEntry{ \
-      ::orknn::OpId::OPNAME, "ref_int8", 0, ::orknn::is_quantized_node,                           \
+      ::orknn::OpId::OPNAME, "ref_int8", ::orknn::kPriorityReference, ::orknn::is_quantized_node, \
       []() -> std::unique_ptr<::orknn::Kernel> { return std::make_unique<::orknn::FnKernel>(fn); }})
 
 // Same, for a Kernel subclass CLS (a quantized reference kernel that prepares tables or multipliers).
 #define ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(OPNAME, CLS)                                         \
   static ::orknn::KernelRegistrar ORKNN_CONCAT(kQRefReg_##OPNAME, __LINE__)(::orknn::KernelEntry{ \
-      ::orknn::OpId::OPNAME, "ref_int8", 0, ::orknn::is_quantized_node,                           \
+      ::orknn::OpId::OPNAME, "ref_int8", ::orknn::kPriorityReference, ::orknn::is_quantized_node, \
       []() -> std::unique_ptr<::orknn::Kernel> { return std::make_unique<CLS>(); }})
 
-// Registers a Kernel subclass CLS as a fast kernel for OPNAME.
+// Registers a Kernel subclass CLS as a fast kernel for OPNAME (PRIORITY: a KernelPriority).
 #define ORKNN_REGISTER_KERNEL(OPNAME, NAME, PRIORITY, SUPPORTS, CLS)                              \
   static ::orknn::KernelRegistrar ORKNN_CONCAT(kReg_##OPNAME, __LINE__)(::orknn::KernelEntry{    \
       ::orknn::OpId::OPNAME, NAME, PRIORITY, SUPPORTS,                                            \
       []() -> std::unique_ptr<::orknn::Kernel> { return std::make_unique<CLS>(); }})
+
+// Registers fusion NAME (a FusionEntry's find function FIND) at PRIORITY.
+#define ORKNN_REGISTER_FUSION(NAME, PRIORITY, FIND)                                                 \
+  static ::orknn::KernelRegistrar ORKNN_CONCAT(kFusionReg_, __LINE__)(::orknn::FusionEntry{NAME, PRIORITY, FIND})
 
 }  // namespace orknn

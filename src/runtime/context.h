@@ -1,8 +1,11 @@
-// runtime::Context: one loaded model, its execution plan and I/O state (architecture §1, §7).
-// Not thread-safe by itself: src/api serialises calls on one context.
+// runtime::Context: one context of the RKNN API on a loaded Model (runtime/model.h): its
+// executors (runtime/executor.h, one per shape set), its arena and its I/O state
+// (docs/architecture.md). Not thread-safe by itself: src/api serialises calls on one context.
+// The member functions live in context.cc (lifecycle, planning, runs, threads, memory blocks),
+// context_io.cc (inputs and outputs), context_query.cc (rknn_query and tensor attributes),
+// context_mem.cc (rknn_set_io_mem bindings) and context_dynamic.cc (shape sets).
 #pragma once
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -11,29 +14,14 @@
 #include "common/status.h"
 #include "graph/ir.h"
 #include "kernels/kernel.h"
-#include "kernels/x86/int8_chain.h"
-#include "model/dynamic_shapes.h"
 #include "rknn_api.h"
 #include "rknn_custom_op.h"
+#include "runtime/executor.h"
+#include "runtime/model.h"
 
 namespace orknn {
 
-struct PlatformInfo;
 class CustomOps;
-
-// Immutable after load; shared by contexts made from it.
-struct Model {
-  Graph graph;
-  const PlatformInfo* platform = nullptr;
-  size_t weight_bytes = 0;
-  // Dynamic-shape models (docs/decisions.md "Dynamic shapes"): the shape sets, and per set s >= 1
-  // a Model holding that set's graph (constants shared with this one); shape_set_models[0] is null
-  // (set 0 is this model). Both empty for static models.
-  DynamicShapes dynamic;
-  std::vector<std::shared_ptr<const Model>> shape_set_models;
-  size_t max_arena_bytes = 0;  // the largest activation arena over the shape sets
-  int64_t macs = 0;            // multiply-accumulates of one run (ops/op.h node_macs)
-};
 
 // The threads a run of a model of `macs` multiply-accumulates uses when `asked` for: one below
 // kMinThreadedMacs, as there handing each layer's data between the cores costs more than the
@@ -41,18 +29,6 @@ struct Model {
 // always `asked`), else `asked`.
 constexpr int64_t kMinThreadedMacs = 200'000'000;
 int threads_for_model(int asked, int64_t macs);
-
-// Loads and verifies a model from bytes (copied into 64-byte aligned storage first, so the caller
-// may free its buffer) or from a file path.
-Status load_model_from_buffer(const void* data, size_t size, std::shared_ptr<const Model>* out);
-Status load_model_from_file(const std::string& path, std::shared_ptr<const Model>* out);
-// RKNN_FLAG_MODEL_BUFFER_ZERO_COPY: parses the model in place (no copy). `data` must be 64-byte
-// aligned and stay alive and unchanged while any context uses the model.
-Status load_model_in_place(const void* data, size_t size, std::shared_ptr<const Model>* out);
-
-// SHARE_WEIGHT_MEM: `candidate` may use `owner`'s Model only if it is the same network (same
-// inputs, outputs, nodes and tensors by name, shape and type). Error names the first difference.
-Status check_same_network(const Model& candidate, const Model& owner);
 
 class Context {
  public:
@@ -109,16 +85,6 @@ class Context {
   int custom_op_error_code() const;
 
  private:
-  struct Step {
-    std::unique_ptr<Kernel> kernel;
-    std::string kernel_name;
-    KernelContext kctx;
-    bool round_outputs_fp16 = false;  // fp16 mode: the runtime rounds float outputs the kernel leaves unrounded
-    bool from_registry = false;  // kernel from create_kernel (not the SiLU pair or custom callbacks)
-    int64_t total_us = 0;  // accumulated when perf collection is on
-    int64_t last_us = 0;
-  };
-
   // rknn_inputs_set of UINT8 data: the normalised (mean/std) float value and its quantized code
   // for each byte value, per channel (or one set for all channels).
   struct UInt8InputTable {
@@ -149,13 +115,17 @@ class Context {
   Status select_shape_set(size_t set);
   size_t n_shape_sets() const { return std::max<size_t>(1, base_model_->dynamic.sets.size()); }
   const Model* shape_set_model(size_t set) const;
+  Executor& exec() const { return *execs_[active_set_]; }
   // INPUT_ATTR/OUTPUT_ATTR/NATIVE_* of a dynamic model: set 0's attribute with sizes that cover
   // the largest set (contract §4.4: clients allocate once from them).
   Status static_attr(int cmd, rknn_tensor_attr* attr) const;
   Status input_range(rknn_input_range* r) const;
   void make_custom_ops();  // custom_ops_ for a model with Custom nodes
+  // Plans an executor per shape set for the current thread count, sizes the arena for the
+  // largest, and (unless the client provides the arena later) allocates it and binds the active
+  // set's executor. Called again when the thread count or the client's arena changes.
   Status plan();
-  Status build_steps();  // kernels + prepare; needs the arena
+  Status bind_active();  // binds the active set's executor to the arena if it is not yet
   // Error unless the context can touch its arena (fn names the API call); need_weights: also the
   // weight block of MEM_ALLOC_OUTSIDE.
   Status check_runnable(const char* fn, bool need_weights) const;
@@ -166,20 +136,15 @@ class Context {
   }
   const void* output_src(uint32_t index) const;  // what outputs_get reads for output `index`
   void* tensor_ptr(int tensor_id) const;
+  // Thread count changes (core mask, batch core number) re-plan: oneDNN builds its primitives
+  // for the threads they run on.
+  Status set_threads_from_mask(rknn_core_mask mask);
   int num_threads() const;    // threads_for_model(threads_asked(), the model's MACs)
   int threads_asked() const;  // OPENRKNN_NUM_THREADS, else the core mask's share of the host
 
   std::shared_ptr<const Model> model_;       // the active shape set's model
   std::shared_ptr<const Model> base_model_;  // the loaded model (= set 0's; model_ for static models)
   size_t active_set_ = 0;
-  // Plans of the shape sets not active now (steps point into the shared arena_), for cheap
-  // switching back; index = set. A set's entry is built on its first selection.
-  struct SetPlan {
-    bool built = false;
-    std::vector<size_t> arena_offset;
-    std::vector<Step> steps;
-  };
-  std::vector<SetPlan> set_plans_;
   uint32_t flags_ = 0;
   rknn_core_mask core_mask_ = RKNN_NPU_CORE_AUTO;
   uint8_t* arena_ = nullptr;      // owned unless internal_outside()
@@ -191,13 +156,13 @@ class Context {
   uint64_t delivered_frame_id_ = 0;
   std::vector<std::vector<uint8_t>> async_latest_;     // ASYNC_MASK: outputs of the last run
   std::vector<std::vector<uint8_t>> async_delivered_;  // ... and of the run before (outputs_get)
-  size_t arena_size_ = 0;
-  std::vector<size_t> arena_offset_;
-  // Scratch shared by the kernels of every plan (steps_ and the parked set_plans_; one runs at a
-  // time). Declared before them: freed after the kernels that point into it.
+  size_t arena_size_ = 0;    // the largest arena over the shape sets' executors
+  int planned_threads_ = 0;  // the thread count the executors were planned for
+  ExecOptions exec_opts_;    // what they were planned with
+  // Scratch shared by the kernels of every executor (one runs at a time). Declared before them:
+  // freed after the kernels that point into it.
   SharedScratch scratch_;
-  std::vector<Step> steps_;
-  std::vector<Int8Chain> chains_;  // of the current graph (plan), for build_steps
+  std::vector<std::unique_ptr<Executor>> execs_;  // per shape set; bound on first use
   std::vector<bool> input_set_;
   std::vector<UInt8InputTable> uint8_tables_;
   std::vector<void*> owned_output_bufs_;  // buffers handed out by outputs_get (is_prealloc == 0)

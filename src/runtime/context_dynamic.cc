@@ -1,13 +1,12 @@
-// runtime::Context, dynamic-shape part (contract §4.4, docs/decisions.md "Dynamic shapes"):
-// selecting a shape set from the client's input attributes, per-set plans built on first use and
-// cached, and the queries that describe the sets. Kept apart from context.cc so that the rest of
+// runtime::Context, dynamic-shape part (docs/api-contract.md §4.4, docs/decisions.md "Dynamic
+// shapes"): selecting a shape set from the client's input attributes (each set's executor bound
+// on first use, then kept), and the queries that describe the sets. Kept apart from context.cc so that the rest of
 // the context stays shape-set agnostic: it always works on model_, the active set's model.
 #include <algorithm>
 #include <cstring>
 
 #include "common/log.h"
 #include "common/raw_enum.h"
-#include "graph/planner.h"
 #include "runtime/context.h"
 
 namespace orknn {
@@ -36,40 +35,17 @@ Status Context::select_shape_set(size_t set) {
   if (set == active_set_) return Status::Ok();
   const size_t n_sets = n_shape_sets();
   if (set >= n_sets) return ORKNN_ERR(kInvalidParam, "shape set %zu does not exist (the model has %zu)", set, n_sets);
-  if (set_plans_.size() != n_sets) set_plans_.resize(n_sets);
 
-  // Park the active plan; its kernels stay prepared on the shared arena.
+  // Every set's executor was planned with the context (the arena fits the largest); this one is
+  // bound to the arena on its first selection and keeps its kernels prepared after that.
   const size_t prev_set = active_set_;
   std::shared_ptr<const Model> prev_model = model_;
-  SetPlan& parked = set_plans_[prev_set];
-  parked.arena_offset = std::move(arena_offset_);
-  parked.steps = std::move(steps_);
-  parked.built = true;
-
   model_ = set == 0 ? base_model_ : base_model_->shape_set_models[set];
   active_set_ = set;
-  SetPlan& next = set_plans_[set];
-  if (next.built) {
-    arena_offset_ = std::move(next.arena_offset);
-    steps_ = std::move(next.steps);
-    next = SetPlan();
-    for (Step& s : steps_) s.kctx.num_threads = num_threads();  // the core mask may have changed since
-  } else {
-    // Every set fits in the arena: plan() sized it for the largest (Model::max_arena_bytes).
-    chains_ = find_int8_chains(model_->graph);
-    arena_offset_ = plan_arena(model_->graph, chain_reads(chains_)).offset;
-    steps_.clear();
-    if (!info_only() && arena_) {
-      Status st = build_steps();
-      if (!st.ok()) {
-        model_ = std::move(prev_model);
-        active_set_ = prev_set;
-        arena_offset_ = std::move(parked.arena_offset);
-        steps_ = std::move(parked.steps);
-        parked = SetPlan();
-        return st;
-      }
-    }
+  if (Status st = bind_active(); !st.ok()) {
+    model_ = std::move(prev_model);
+    active_set_ = prev_set;
+    return st;
   }
 
   // Inputs written for the previous shapes do not describe this set; outputs are gone too.

@@ -1,5 +1,5 @@
-// Test helper: runs a whole graph with the reference kernels (or the best kernels) through
-// GraphRunner, standing in for the runtime so converter and pass tests can compare numbers.
+// Test helper: runs a whole graph with the reference kernels (or the best kernels) through the
+// executor, standing in for the runtime so converter and pass tests can compare numbers.
 #pragma once
 #include <cstring>
 #include <map>
@@ -9,7 +9,7 @@
 
 #include "common/fp16.h"
 #include "graph/ir.h"
-#include "kernels/graph_runner.h"
+#include "runtime/executor.h"
 
 namespace orknn::test {
 
@@ -18,8 +18,8 @@ inline Status run_graph(const Graph& g, const std::vector<std::vector<uint8_t>>&
                         std::vector<std::vector<uint8_t>>* outputs, bool ref_only = true) {
   if (inputs.size() != g.inputs.size())
     return ORKNN_ERR(kInvalidParam, "run_graph: %zu inputs given, graph has %zu", inputs.size(), g.inputs.size());
-  std::unique_ptr<GraphRunner> runner;
-  ORKNN_RETURN_IF_ERROR(GraphRunner::create(g, !ref_only, 1, &runner));
+  std::unique_ptr<Executor> runner;
+  ORKNN_RETURN_IF_ERROR(Executor::create_keep_all(g, !ref_only, 1, &runner));
   for (size_t i = 0; i < inputs.size(); ++i) ORKNN_RETURN_IF_ERROR(runner->set_input(i, inputs[i].data(), inputs[i].size()));
   ORKNN_RETURN_IF_ERROR(runner->run());
   outputs->clear();

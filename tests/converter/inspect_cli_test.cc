@@ -1,6 +1,6 @@
 // The rknn_inspect command line (when built next to this test): `info` and `accuracy` on models
 // converted here with the converter library. Expected numbers come from this test's own runs of
-// the two graphs (GraphRunner reference kernels) and a naive formula, never from rknn_inspect.
+// the two graphs (executors on reference kernels) and a naive formula, never from rknn_inspect.
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>

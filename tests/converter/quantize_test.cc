@@ -8,7 +8,7 @@
 
 #include "converter/converter_test_util.h"
 #include "converter/quant/quantize.h"
-#include "kernels/graph_runner.h"
+#include "runtime/executor.h"
 #include "testutil/op_harness.h"
 
 namespace orknn::test {
@@ -58,8 +58,8 @@ const Node* producer_of(const Graph& g, const std::string& tensor) {
 // with reference kernels): the "calibration" of these tests.
 Ranges observe(const Graph& g, int samples, uint32_t seed) {
   Ranges r;
-  std::unique_ptr<GraphRunner> runner;
-  Status st = GraphRunner::create(g, false, 1, &runner);
+  std::unique_ptr<Executor> runner;
+  Status st = Executor::create_keep_all(g, false, 1, &runner);
   EXPECT_TRUE(st.ok()) << st.message();
   if (!st.ok()) return r;
   for (int s = 0; s < samples; ++s) {
@@ -563,8 +563,8 @@ double cosine(const std::vector<float>& a, const std::vector<float>& b) {
 // Runs a (possibly quantized) graph on float input x: an int8 input is quantized here, an int8
 // output dequantized (what the runtime does at rknn_inputs_set / want_float outputs).
 std::vector<float> run_dequantized(const Graph& g, const std::vector<float>& x) {
-  std::unique_ptr<GraphRunner> runner;
-  Status st = GraphRunner::create(g, false, 1, &runner);
+  std::unique_ptr<Executor> runner;
+  Status st = Executor::create_keep_all(g, false, 1, &runner);
   EXPECT_TRUE(st.ok()) << st.message();
   if (!st.ok()) return {};
   const Tensor& in = g.tensor(g.inputs[0].tensor);

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "graph/planner.h"
@@ -71,28 +72,51 @@ TEST(Planner, ChainReusesMemory) {
   EXPECT_EQ(p.arena_size, 3 * 4032u);  // 4000 bytes rounded up to 64 -> 4032, three slots
 }
 
-// A 4-D float activation the runtime may keep in padded nChw16c (may_block_padded: 24 channels)
-// gets the padded bytes; a graph input or output, and 16 or 8 channels, their NCHW bytes.
-TEST(Planner, MayBePaddedTensorsGetThePaddedBytes) {
-  for (int64_t c : {24, 16, 8}) {
-    Graph g;
-    const int in = g.add_tensor("in", {1, c, 4, 4}, DType::kF32);
-    const int mid = g.add_tensor("mid", {1, c, 4, 4}, DType::kF32);
-    const int out = g.add_tensor("out", {1, c, 4, 4}, DType::kF32);
-    g.inputs.push_back(GraphInput{in, {}, {}});
-    g.outputs = {out};
-    for (int k = 0; k < 2; ++k) {
-      Node n;
-      n.op = OpId::Relu;
-      n.inputs = {k == 0 ? in : mid};
-      n.outputs = {k == 0 ? mid : out};
-      g.nodes.push_back(n);
-    }
-    EXPECT_EQ(may_block_padded(g.tensor(mid)), c == 24);
-    const size_t nchw = static_cast<size_t>(c) * 16 * 4;  // multiples of 64 bytes here
-    const size_t mid_bytes = c == 24 ? 32 * 16 * 4 : nchw;
-    EXPECT_EQ(plan_arena(g).arena_size, 2 * nchw + mid_bytes) << c << " channels";
+// A tensor gets the bytes the layout pass gives it (a padded nChw16c activation takes more than
+// NCHW): a chain in -> mid -> out of 24-channel tensors, mid given its padded size.
+TEST(Planner, TensorsGetTheBytesTheLayoutPassGives) {
+  Graph g;
+  const int in = g.add_tensor("in", {1, 24, 4, 4}, DType::kF32);
+  const int mid = g.add_tensor("mid", {1, 24, 4, 4}, DType::kF32);
+  const int out = g.add_tensor("out", {1, 24, 4, 4}, DType::kF32);
+  g.inputs.push_back(GraphInput{in, {}, {}});
+  g.outputs = {out};
+  for (int k = 0; k < 2; ++k) {
+    Node n;
+    n.op = OpId::Relu;
+    n.inputs = {k == 0 ? in : mid};
+    n.outputs = {k == 0 ? mid : out};
+    g.nodes.push_back(n);
   }
+  const size_t nchw = 24 * 16 * 4, padded = 32 * 16 * 4;  // multiples of 64 bytes
+  EXPECT_EQ(plan_arena(g).arena_size, 3 * nchw);
+  ArenaOptions o;
+  o.bytes = {nchw, padded, nchw};
+  EXPECT_EQ(plan_arena(g, o).arena_size, 2 * nchw + padded);
+}
+
+// keep_all: no tensor shares bytes with another (the chain of four Relus of ChainReusesMemory,
+// which then needs five slots instead of three), so every value is still there after the run.
+TEST(Planner, KeepAllGivesEveryTensorItsOwnBytes) {
+  Graph g;
+  int prev = g.add_tensor("in", {1000}, DType::kF32);
+  g.inputs.push_back(GraphInput{prev, {}, {}});
+  for (int i = 0; i < 4; ++i) {
+    Node n;
+    n.op = OpId::Relu;
+    n.inputs = {prev};
+    prev = g.add_tensor("t" + std::to_string(i), {1000}, DType::kF32);
+    n.outputs = {prev};
+    g.nodes.push_back(n);
+  }
+  g.outputs = {prev};
+  ArenaOptions o;
+  o.keep_all = true;
+  const ArenaPlan p = plan_arena(g, o);
+  EXPECT_EQ(p.arena_size, 5 * 4032u);
+  std::vector<size_t> offsets(p.offset.begin(), p.offset.end());
+  std::sort(offsets.begin(), offsets.end());
+  EXPECT_EQ(std::unique(offsets.begin(), offsets.end()), offsets.end());
 }
 
 // A read the graph does not show (a fused kernel reading a chain's input at its last node) keeps
@@ -113,7 +137,9 @@ TEST(Planner, ExtraReadExtendsTheLifetime) {
   }
   g.outputs = {prev};
   EXPECT_EQ(plan_arena(g).arena_size, 3 * 4032u);
-  const ArenaPlan p = plan_arena(g, {{t[0], 3}});
+  ArenaOptions o;
+  o.extra = {{t[0], 3}};
+  const ArenaPlan p = plan_arena(g, o);
   // At node 2, t0, t1, t2 and the input are alive; at node 3, t0, t2, t3 and the input.
   EXPECT_EQ(p.arena_size, 4 * 4032u);
   for (int other : {t[1], t[2], t[3]}) EXPECT_NE(p.offset[static_cast<size_t>(t[0])], p.offset[static_cast<size_t>(other)]);

@@ -1,6 +1,6 @@
-// The runtime's blocked activation layout (runtime/blocked_layout.h; docs/kernels.md "Blocked
+// The runtime's blocked activation layout (runtime/layout_assignment.h; docs/kernels.md "Blocked
 // activations"): on real models, outputs bit-identical to the all-NCHW run
-// (OPENRKNN_DISABLE_BLOCKED_LAYOUT=1) in fp16 and fp32 (nChw16c) and INT8 (NHWC), at 1 and 2
+// (OPENRKNN_DISABLE_KERNELS=blocked_layout) in fp16 and fp32 (nChw16c) and INT8 (NHWC), at 1 and 2
 // threads, and the per-layer report shows that tensors were actually kept blocked.
 #include <gtest/gtest.h>
 
@@ -38,7 +38,7 @@ void expect_model_blocked_matches_nchw(const std::string& onnx, const ConvertOpt
     std::string blocked_perf, nchw_perf;
     run_model(model, in, &blocked, nullptr, &blocked_perf);
     {
-      const SetEnv off("OPENRKNN_DISABLE_BLOCKED_LAYOUT", "1");
+      const SetEnv off("OPENRKNN_DISABLE_KERNELS", "blocked_layout");
       run_model(model, in, &nchw, nullptr, &nchw_perf);
     }
     EXPECT_GE(count_words(blocked_perf, layout), min_blocked) << blocked_perf;

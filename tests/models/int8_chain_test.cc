@@ -1,6 +1,6 @@
-// The runtime's INT8 element-wise chains (kernels/x86/int8_chain.h): on efficientnet_b0 (SiLU:
+// The runtime's INT8 element-wise chains (kernels/x86/fusions.h): on efficientnet_b0 (SiLU:
 // Sigmoid then Mul) and PP-OCRv4 rec (HardSwish, then Mul and Add by constants), INT8 models
-// calibrated here, outputs bit-identical to the unfused run (OPENRKNN_DISABLE_INT8_CHAINS=1) at 1
+// calibrated here, outputs bit-identical to the unfused run (OPENRKNN_DISABLE_KERNELS=avx512_int8_chain) at 1
 // and 2 threads, and the per-layer profile shows every node of every chain on the chain kernel.
 #include <gtest/gtest.h>
 
@@ -34,7 +34,7 @@ void expect_chains_match_unfused(const std::string& name, const ConvertOptions& 
     std::string fused_perf, unfused_perf;
     run_model(model, in, &fused, nullptr, &fused_perf);
     {
-      const SetEnv off("OPENRKNN_DISABLE_INT8_CHAINS", "1");
+      const SetEnv off("OPENRKNN_DISABLE_KERNELS", "avx512_int8_chain");
       run_model(model, in, &unfused, nullptr, &unfused_perf);
     }
     EXPECT_GE(count_words(fused_perf, "avx512_int8_chain"), min_nodes) << fused_perf;

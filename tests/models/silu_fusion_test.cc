@@ -1,5 +1,5 @@
-// The runtime's SiLU fusion (kernels/x86/silu_fusion.h) on efficientnet_b0, whose Sigmoid -> Mul
-// pairs it fuses: outputs bit-identical to the unfused run (OPENRKNN_DISABLE_SILU_FUSION=1),
+// The runtime's SiLU fusion (kernels/x86/fusions.h) on efficientnet_b0, whose Sigmoid -> Mul
+// pairs it fuses: outputs bit-identical to the unfused run (OPENRKNN_DISABLE_KERNELS=avx512_f32_silu),
 // in fp16 and fp32 models, at 1 and 2 threads; and the per-layer profile shows the fused kernel.
 #include <gtest/gtest.h>
 
@@ -54,7 +54,7 @@ TEST(SiluFusion, EfficientnetBitIdenticalToUnfused) {
       std::string fused_perf, unfused_perf;
       run_model(model, in, &fused, nullptr, &fused_perf);
       {
-        const SetEnv off("OPENRKNN_DISABLE_SILU_FUSION", "1");
+        const SetEnv off("OPENRKNN_DISABLE_KERNELS", "avx512_f32_silu");
         run_model(model, in, &unfused, nullptr, &unfused_perf);
       }
       // Each fused pair shows the kernel twice (its Sigmoid and its Mul layer).

@@ -949,7 +949,7 @@ TEST(ConvResidual, FastKernelsMatchReference) {
       EXPECT_EQ(runs[1].outputs[0].bytes, runs[0].outputs[0].bytes) << "NCHW, in place";
       EXPECT_EQ(runs[3].outputs[0].bytes, runs[2].outputs[0].bytes) << "blocked, in place";
       EXPECT_EQ(n_blocked_in_place, n_blocked);
-      // Residual and output are blocked together (runtime/blocked_layout.h) when the channels allow.
+      // Residual and output are blocked together (runtime/layout_assignment.h) when the channels allow.
       const bool blockable = p.spatial.size() == 2 && p.oc % 16 == 0;
       EXPECT_EQ(n_blocked >= 2, blockable) << n_blocked << " tensors blocked";
     }

@@ -24,7 +24,7 @@
 #include "graph/ir.h"
 #include "kernels/kernel.h"
 #include "ops/op.h"
-#include "runtime/blocked_layout.h"
+#include "runtime/layout_assignment.h"
 #include "testutil/op_harness.h"
 #include "int8_test_helpers.h"
 
@@ -727,9 +727,9 @@ void run_vnni_and_amx(const std::vector<ConvCase>& v, uint32_t seed, const char*
     for (const ConvCase& c : v) run_conv_case(c, seed++, kernel);
   }
   SCOPED_TRACE("VNNI");
-  setenv("OPENRKNN_DISABLE_X86_AMX", "1", 1);
+  setenv("OPENRKNN_DISABLE_KERNELS", "x86_amx", 1);
   for (const ConvCase& c : v) run_conv_case(c, seed++, kernel);
-  unsetenv("OPENRKNN_DISABLE_X86_AMX");
+  unsetenv("OPENRKNN_DISABLE_KERNELS");
 }
 
 // x86::int8_sign_sums (the weight sums behind every u8 x s8 kernel's compensation): on every

@@ -12,7 +12,7 @@
 
 #include "converter/onnx/importer.h"
 #include "converter/onnx_builder.h"
-#include "kernels/graph_runner.h"
+#include "runtime/executor.h"
 #include "ops/int8_test_helpers.h"
 #include "ops/ref_test_helpers.h"
 
@@ -247,8 +247,8 @@ const Node* find_node(const Graph& g, OpId op, int k = 0) {
 
 // Runs graph g (float input 0) and returns float output 0.
 std::vector<float> run_float_graph(const Graph& g, const std::vector<float>& x) {
-  std::unique_ptr<GraphRunner> runner;
-  Status st = GraphRunner::create(g, false, 1, &runner);
+  std::unique_ptr<Executor> runner;
+  Status st = Executor::create_keep_all(g, false, 1, &runner);
   EXPECT_OK(st);
   if (!st.ok()) return {};
   EXPECT_OK(runner->set_input(0, x.data(), x.size() * sizeof(float)));

@@ -15,7 +15,7 @@
 #include "int8_test_helpers.h"
 #include "kernels/kernel.h"
 #include "kernels/quant_util.h"
-#include "kernels/x86/quantize_avx512.h"
+#include "kernels/io_convert.h"
 #include "ops/op.h"
 #include "testutil/op_harness.h"
 
@@ -89,22 +89,23 @@ void check_quantize(const Shape& shape, float scale, int32_t zp, uint32_t seed) 
   }
 }
 
-// The same loops as the runtime uses them for rknn_inputs_set (float data into an int8 input) and
-// rknn_outputs_get (want_float of an int8 output): bit-exact with quantize_value /
-// dequantize_value, the scalar conversions they replace.
+// The same loops as the runtime's I/O conversions (kernels/io_convert.h: rknn_inputs_set of float
+// data into an int8 input, rknn_outputs_get of an int8 output as float): bit-exact with
+// quantize_value / dequantize_value, the scalar conversions they replace.
 TEST(QuantizeLinearX86, RuntimeConversionsMatchScalar) {
   if (!cpu_ok()) GTEST_SKIP() << "CPU without AVX-512F/BW/VL";
+  ASSERT_STREQ(io_convert_name(), "x86_io_convert");
   for (float scale : kScales)
     for (int32_t zp : kZeroPoints)
       for (int64_t n : kSizes) {
         SCOPED_TRACE(testing::Message() << "n " << n << " scale " << scale << " zp " << zp);
         const std::vector<float> x = quantize_inputs(n, scale, 17);
         std::vector<int8_t> fast(static_cast<size_t>(n)), slow(static_cast<size_t>(n));
-        ASSERT_TRUE(x86_quantize_f32_s8(x.data(), fast.data(), n, scale, zp));
+        quantize_f32_s8(x.data(), fast.data(), n, scale, zp);
         for (int64_t i = 0; i < n; ++i) slow[static_cast<size_t>(i)] = quantize_value(x[static_cast<size_t>(i)], scale, zp);
         EXPECT_EQ(fast, slow);
         std::vector<float> back(static_cast<size_t>(n));
-        ASSERT_TRUE(x86_dequantize_s8_f32(fast.data(), back.data(), n, scale, zp));
+        dequantize_s8_f32(fast.data(), back.data(), n, scale, zp);
         for (int64_t i = 0; i < n; ++i) {
           const float want = dequantize_value(fast[static_cast<size_t>(i)], scale, zp);
           EXPECT_EQ(std::memcmp(&back[static_cast<size_t>(i)], &want, 4), 0) << "at " << i;

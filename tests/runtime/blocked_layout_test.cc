@@ -1,6 +1,6 @@
-// runtime/blocked_layout.h: which activations the context keeps blocked (nChw16c for float32,
+// runtime/layout_assignment.h: which activations the context keeps blocked (nChw16c for float32,
 // NHWC for INT8), from what each node's kernel takes. Small hand-made graphs, one rule each.
-#include "runtime/blocked_layout.h"
+#include "runtime/layout_assignment.h"
 
 #include <gtest/gtest.h>
 
@@ -53,7 +53,7 @@ TEST(BlockedLayoutChoice, FloatNeedsChannelsInSixteensInt8TakesAny) {
 }
 
 // Float channel counts that nChw16c pads: only between kernels that take padding (kEachPadded),
-// and only above 16 channels (graph/planner.h may_block_padded); multiples of 16 as before.
+// and only above 16 channels; multiples of 16 as before.
 TEST(BlockedLayoutChoice, PaddedFloatOnlyBetweenKernelsThatTakePadding) {
   for (int64_t c : {24, 40, 1000, 3, 16, 32}) {
     const Chain fc(DType::kF32, c);

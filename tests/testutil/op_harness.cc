@@ -1,6 +1,6 @@
 #include "testutil/op_harness.h"
 
-#include "runtime/blocked_layout.h"
+#include "runtime/layout_assignment.h"
 
 #include <cmath>
 
@@ -67,7 +67,7 @@ OpResult run_op_impl(OpId op, const Attrs& attrs, const std::vector<TensorData>&
     out_bufs[i].assign(g.tensor(n.outputs[i]).nbytes() + 64, 0);
     ctx.outputs.push_back(out_bufs[i].data());
   }
-  if (blocked_count) {  // the runtime's own choice (runtime/blocked_layout.h) for the one-node graph
+  if (blocked_count) {  // the runtime's own choice (runtime/layout_assignment.h) for the one-node graph
     *blocked_count = 0;
     Graph one = g;
     one.nodes = {n};

@@ -9,7 +9,6 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <vector>
 
-#include "common/env.h"
 #include "kernels/onednn/onednn_common.h"
 #include "kernels/parallel.h"
 #include "kernels/x86/cpu_features.h"
@@ -150,10 +149,9 @@ memory::desc activation_md(const memory::dims& dims, ActLayout layout) {
 // 2.6's logistic/swish post-ops cost more than the convolution: efficientnet_b0's 16->96 1x1 at
 // 112x112, one thread, took 178 us without post-op and 566 us with swish in a microbenchmark; in
 // the model, with the runtime's rounding pass after it, 537-545 us, and 498-504 us with this pass
-// (docs/kernels.md). OPENRKNN_DISABLE_CONV_ACT_PASS=1 keeps the post-ops (A/B measurements).
+// (docs/kernels.md). OPENRKNN_DISABLE_KERNELS=onednn_conv_act_pass keeps the post-ops (A/B).
 bool act_in_own_pass(const Node& n) {
-  static const bool disabled = env_flag("OPENRKNN_DISABLE_CONV_ACT_PASS");
-  if (disabled || !x86::cpu_avx512f()) return false;
+  if (kernel_disabled("onednn_conv_act_pass") || !x86::cpu_avx512f()) return false;
   const FusedAct a = read_fused_act(n.attrs).act;
   return a == FusedAct::kSigmoid || a == FusedAct::kSilu;
 }
@@ -164,9 +162,9 @@ bool act_in_own_pass(const Node& n) {
 // magnitude, ten times the direct convolution's but 500 times below fp16's half ulp, so it is used
 // only when the output is stored as fp16 (ctx.round_fp16); a pure fp32 model keeps the direct
 // convolution. oneDNN serves it only without post-ops or with Relu; otherwise make_pd throws and the
-// direct convolution stays. OPENRKNN_DISABLE_WINOGRAD=1 turns it off (A/B measurements).
+// direct convolution stays. OPENRKNN_DISABLE_KERNELS=onednn_winograd turns it off (A/B).
 bool winograd_candidate(const ConvGeometry& geo) {
-  if (env_flag("OPENRKNN_DISABLE_WINOGRAD") || geo.group != 1 || geo.src.size() != 4) return false;
+  if (kernel_disabled("onednn_winograd") || geo.group != 1 || geo.src.size() != 4) return false;
   if (geo.weights[2] != 3 || geo.weights[3] != 3) return false;
   if (geo.strides[0] != 1 || geo.strides[1] != 1 || geo.dilations[0] != 0 || geo.dilations[1] != 0) return false;
   // Below 16 input or output channels the transform costs more than it saves (measured: 3->32 and
@@ -272,7 +270,7 @@ class ConvKernel final : public OnednnKernel {
     memory src = reorder_in(user_src, pd.src_desc());
     memory dst = reorder_out_buffer(user_dst, pd.dst_desc());
     if (conv_residual(*ctx.node) >= 0) {
-      // The residual has the output's layout (runtime/blocked_layout.h). When the arena planner gave
+      // The residual has the output's layout (runtime/layout_assignment.h). When the arena planner gave
       // the output the residual's bytes (graph/planner.h) and the primitive writes them directly,
       // dst already holds the residual; otherwise it is copied (or reordered) into dst first.
       memory user_res = wrap(ctx.input_blocked(3) ? blocked16_f32(geo.dst) : plain_f32(geo.dst), ctx.inputs[3]);
@@ -317,7 +315,7 @@ bool supports_deconv(const Graph& g, const Node& n) { return conv_supports<true>
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Conv, "onednn_conv_f32", 10, supports_conv, ConvF32);
-ORKNN_REGISTER_KERNEL(ConvTranspose, "onednn_deconv_f32", 10, supports_deconv, DeconvF32);
+ORKNN_REGISTER_KERNEL(Conv, "onednn_conv_f32", kPriorityGeneral, supports_conv, ConvF32);
+ORKNN_REGISTER_KERNEL(ConvTranspose, "onednn_deconv_f32", kPriorityGeneral, supports_deconv, DeconvF32);
 
 }  // namespace orknn::onednn

@@ -590,7 +590,7 @@ class ConvInt8 final : public OnednnKernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Conv, "onednn_conv_int8", 10, supports_conv_int8<false>, ConvInt8<false>);
+ORKNN_REGISTER_KERNEL(Conv, "onednn_conv_int8", kPriorityGeneral, supports_conv_int8<false>, ConvInt8<false>);
 
 // Test hook: the band budget in bytes of int32 accumulators (<= 0 restores the default); returns
 // the previous value. Tests shrink it to run small convolutions as many bands.
@@ -599,6 +599,6 @@ int64_t onednn_conv_int8_set_band_bytes(int64_t bytes) {
   g_band_acc_bytes = bytes > 0 ? bytes : kDefaultBandAccBytes;
   return previous;
 }
-ORKNN_REGISTER_KERNEL(ConvTranspose, "onednn_deconv_int8", 10, supports_conv_int8<true>, ConvInt8<true>);
+ORKNN_REGISTER_KERNEL(ConvTranspose, "onednn_deconv_int8", kPriorityGeneral, supports_conv_int8<true>, ConvInt8<true>);
 
 }  // namespace orknn::onednn

@@ -252,7 +252,7 @@ class MatMulF32 final : public OnednnKernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Gemm, "onednn_gemm_f32", 10, supports_gemm, GemmF32);
-ORKNN_REGISTER_KERNEL(MatMul, "onednn_matmul_f32", 10, supports_matmul, MatMulF32);
+ORKNN_REGISTER_KERNEL(Gemm, "onednn_gemm_f32", kPriorityGeneral, supports_gemm, GemmF32);
+ORKNN_REGISTER_KERNEL(MatMul, "onednn_matmul_f32", kPriorityGeneral, supports_matmul, MatMulF32);
 
 }  // namespace orknn::onednn

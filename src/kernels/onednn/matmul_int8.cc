@@ -164,7 +164,7 @@ class FcInt8 final : public OnednnKernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Gemm, "onednn_gemm_int8", 10, supports_fc_int8, FcInt8);
-ORKNN_REGISTER_KERNEL(MatMul, "onednn_matmul_int8", 10, supports_fc_int8, FcInt8);
+ORKNN_REGISTER_KERNEL(Gemm, "onednn_gemm_int8", kPriorityGeneral, supports_fc_int8, FcInt8);
+ORKNN_REGISTER_KERNEL(MatMul, "onednn_matmul_int8", kPriorityGeneral, supports_fc_int8, FcInt8);
 
 }  // namespace orknn::onednn

@@ -273,10 +273,10 @@ class GlobalPoolF32 final : public OnednnKernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(MaxPool, "onednn_pool_f32", 10, supports_pool, Pool);
-ORKNN_REGISTER_KERNEL(AveragePool, "onednn_pool_f32", 10, supports_pool, Pool);
-ORKNN_REGISTER_KERNEL(MaxPool, "onednn_maxpool_s8", 10, supports_maxpool_s8, Pool);
-ORKNN_REGISTER_KERNEL(GlobalAveragePool, "onednn_global_pool_f32", 10, supports_global, GlobalPoolF32);
-ORKNN_REGISTER_KERNEL(GlobalMaxPool, "onednn_global_pool_f32", 10, supports_global, GlobalPoolF32);
+ORKNN_REGISTER_KERNEL(MaxPool, "onednn_pool_f32", kPriorityGeneral, supports_pool, Pool);
+ORKNN_REGISTER_KERNEL(AveragePool, "onednn_pool_f32", kPriorityGeneral, supports_pool, Pool);
+ORKNN_REGISTER_KERNEL(MaxPool, "onednn_maxpool_s8", kPriorityGeneral, supports_maxpool_s8, Pool);
+ORKNN_REGISTER_KERNEL(GlobalAveragePool, "onednn_global_pool_f32", kPriorityGeneral, supports_global, GlobalPoolF32);
+ORKNN_REGISTER_KERNEL(GlobalMaxPool, "onednn_global_pool_f32", kPriorityGeneral, supports_global, GlobalPoolF32);
 
 }  // namespace orknn::onednn

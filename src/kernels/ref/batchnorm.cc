@@ -39,6 +39,6 @@ class BatchNormRef : public Kernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(BatchNormalization, "ref", 0, nullptr, BatchNormRef);
+ORKNN_REGISTER_KERNEL(BatchNormalization, "ref", kPriorityReference, nullptr, BatchNormRef);
 
 }  // namespace orknn

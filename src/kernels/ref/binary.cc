@@ -319,18 +319,18 @@ class PReluKernel : public Kernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Add, "ref", 0, nullptr, BinaryKernel<AddOp>);
-ORKNN_REGISTER_KERNEL(Sub, "ref", 0, nullptr, BinaryKernel<SubOp>);
-ORKNN_REGISTER_KERNEL(Mul, "ref", 0, nullptr, BinaryKernel<MulOp>);
-ORKNN_REGISTER_KERNEL(Div, "ref", 0, nullptr, BinaryKernel<DivOp>);
-ORKNN_REGISTER_KERNEL(Equal, "ref", 0, nullptr, BinaryKernel<EqualOp>);
-ORKNN_REGISTER_KERNEL(Less, "ref", 0, nullptr, BinaryKernel<LessOp>);
-ORKNN_REGISTER_KERNEL(Greater, "ref", 0, nullptr, BinaryKernel<GreaterOp>);
-ORKNN_REGISTER_KERNEL(Min, "ref", 0, nullptr, VariadicKernel<MinOp>);
-ORKNN_REGISTER_KERNEL(Max, "ref", 0, nullptr, VariadicKernel<MaxOp>);
-ORKNN_REGISTER_KERNEL(Pow, "ref", 0, nullptr, PowKernel);
-ORKNN_REGISTER_KERNEL(Where, "ref", 0, nullptr, WhereKernel);
-ORKNN_REGISTER_KERNEL(PRelu, "ref", 0, nullptr, PReluKernel);
+ORKNN_REGISTER_KERNEL(Add, "ref", kPriorityReference, nullptr, BinaryKernel<AddOp>);
+ORKNN_REGISTER_KERNEL(Sub, "ref", kPriorityReference, nullptr, BinaryKernel<SubOp>);
+ORKNN_REGISTER_KERNEL(Mul, "ref", kPriorityReference, nullptr, BinaryKernel<MulOp>);
+ORKNN_REGISTER_KERNEL(Div, "ref", kPriorityReference, nullptr, BinaryKernel<DivOp>);
+ORKNN_REGISTER_KERNEL(Equal, "ref", kPriorityReference, nullptr, BinaryKernel<EqualOp>);
+ORKNN_REGISTER_KERNEL(Less, "ref", kPriorityReference, nullptr, BinaryKernel<LessOp>);
+ORKNN_REGISTER_KERNEL(Greater, "ref", kPriorityReference, nullptr, BinaryKernel<GreaterOp>);
+ORKNN_REGISTER_KERNEL(Min, "ref", kPriorityReference, nullptr, VariadicKernel<MinOp>);
+ORKNN_REGISTER_KERNEL(Max, "ref", kPriorityReference, nullptr, VariadicKernel<MaxOp>);
+ORKNN_REGISTER_KERNEL(Pow, "ref", kPriorityReference, nullptr, PowKernel);
+ORKNN_REGISTER_KERNEL(Where, "ref", kPriorityReference, nullptr, WhereKernel);
+ORKNN_REGISTER_KERNEL(PRelu, "ref", kPriorityReference, nullptr, PReluKernel);
 
 ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Add, QuantBinaryKernel<QuantBinaryKind::kAdd>);
 ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Sub, QuantBinaryKernel<QuantBinaryKind::kSub>);

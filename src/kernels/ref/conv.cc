@@ -51,7 +51,7 @@ class ConvRef : public Kernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Conv, "ref", 0, nullptr, ConvRef<ConvTaps>);
-ORKNN_REGISTER_KERNEL(ConvTranspose, "ref", 0, nullptr, ConvRef<ConvTransposeTaps>);
+ORKNN_REGISTER_KERNEL(Conv, "ref", kPriorityReference, nullptr, ConvRef<ConvTaps>);
+ORKNN_REGISTER_KERNEL(ConvTranspose, "ref", kPriorityReference, nullptr, ConvRef<ConvTransposeTaps>);
 
 }  // namespace orknn

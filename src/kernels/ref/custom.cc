@@ -1,7 +1,7 @@
 // Custom nodes compute in the application's callbacks, which only the runtime can call
 // (src/runtime/custom_ops.h replaces this kernel with one that calls them). Outside the runtime
-// (converter calibration, GraphRunner in tools and tests) this stand-in gives every output a
-// deterministic value: a copy of input 0 when the shapes match, else zeros. The quantizer keeps
+// (converter calibration, rknn_inspect, tests: executors without the callbacks) this stand-in
+// gives every output a deterministic value: a copy of input 0 when the shapes match, else zeros. The quantizer keeps
 // Custom nodes and everything computed from them in float, so no quantization parameter is ever
 // derived from these values; constant folding never runs a Custom node (fold_constants.cc).
 #include <cstring>
@@ -24,7 +24,7 @@ void custom_standin(const KernelContext& ctx) {
 }  // namespace
 
 static ::orknn::KernelRegistrar kCustomStandinReg(::orknn::KernelEntry{
-    OpId::Custom, "custom_standin", 0, nullptr,
+    OpId::Custom, "custom_standin", kPriorityReference, nullptr,
     []() -> std::unique_ptr<Kernel> { return std::make_unique<FnKernel>(custom_standin); }});
 
 }  // namespace orknn

@@ -148,12 +148,12 @@ class TileKernel : public CopyLoopKernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Concat, "ref", 0, nullptr, ConcatKernel);
+ORKNN_REGISTER_KERNEL(Concat, "ref", kPriorityReference, nullptr, ConcatKernel);
 ORKNN_REGISTER_REF_KERNEL(Split, split_kernel);
-ORKNN_REGISTER_KERNEL(Slice, "ref", 0, nullptr, SliceKernel);
-ORKNN_REGISTER_KERNEL(Transpose, "ref", 0, nullptr, TransposeKernel);
-ORKNN_REGISTER_KERNEL(Expand, "ref", 0, nullptr, ExpandKernel);
-ORKNN_REGISTER_KERNEL(Tile, "ref", 0, nullptr, TileKernel);
+ORKNN_REGISTER_KERNEL(Slice, "ref", kPriorityReference, nullptr, SliceKernel);
+ORKNN_REGISTER_KERNEL(Transpose, "ref", kPriorityReference, nullptr, TransposeKernel);
+ORKNN_REGISTER_KERNEL(Expand, "ref", kPriorityReference, nullptr, ExpandKernel);
+ORKNN_REGISTER_KERNEL(Tile, "ref", kPriorityReference, nullptr, TileKernel);
 
 ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Concat, ConcatQ8<ScalarRequant>);
 ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Split, QuantPassthroughFn<split_kernel>);

@@ -231,7 +231,7 @@ void dropout_kernel(const KernelContext& ctx) {
 
 // Each unary op: the plain reference kernel and, the same class, its quantized (table) kernel.
 #define ORKNN_REGISTER_UNARY(OPNAME, FN)                               \
-  ORKNN_REGISTER_KERNEL(OPNAME, "ref", 0, nullptr, UnaryKernel<FN>); \
+  ORKNN_REGISTER_KERNEL(OPNAME, "ref", kPriorityReference, nullptr, UnaryKernel<FN>); \
   ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(OPNAME, UnaryKernel<FN>)
 
 ORKNN_REGISTER_UNARY(Relu, ReluFn);

@@ -69,7 +69,7 @@ class MatMulRef : public Kernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Gemm, "ref", 0, nullptr, GemmRef);
-ORKNN_REGISTER_KERNEL(MatMul, "ref", 0, nullptr, MatMulRef);
+ORKNN_REGISTER_KERNEL(Gemm, "ref", kPriorityReference, nullptr, GemmRef);
+ORKNN_REGISTER_KERNEL(MatMul, "ref", kPriorityReference, nullptr, MatMulRef);
 
 }  // namespace orknn

@@ -117,7 +117,7 @@ class InstanceNormRef : public Kernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(LayerNormalization, "ref", 0, nullptr, LayerNormRef);
-ORKNN_REGISTER_KERNEL(InstanceNormalization, "ref", 0, nullptr, InstanceNormRef);
+ORKNN_REGISTER_KERNEL(LayerNormalization, "ref", kPriorityReference, nullptr, LayerNormRef);
+ORKNN_REGISTER_KERNEL(InstanceNormalization, "ref", kPriorityReference, nullptr, InstanceNormRef);
 
 }  // namespace orknn

@@ -134,7 +134,7 @@ class PadRef : public Kernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Pad, "ref", 0, nullptr, PadRef);
+ORKNN_REGISTER_KERNEL(Pad, "ref", kPriorityReference, nullptr, PadRef);
 ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Pad, QuantPassthrough<PadRef>);
 
 }  // namespace orknn

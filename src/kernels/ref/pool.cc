@@ -173,9 +173,9 @@ ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(MaxPool, WindowPoolQ8<true>);
 ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(AveragePool, WindowPoolQ8<false>);
 ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(GlobalMaxPool, GlobalPoolQ8<true>);
 ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(GlobalAveragePool, GlobalPoolQ8<false>);
-ORKNN_REGISTER_KERNEL(MaxPool, "ref", 0, nullptr, WindowPoolRef<true>);
-ORKNN_REGISTER_KERNEL(AveragePool, "ref", 0, nullptr, WindowPoolRef<false>);
-ORKNN_REGISTER_KERNEL(GlobalMaxPool, "ref", 0, nullptr, GlobalPoolRef<true>);
-ORKNN_REGISTER_KERNEL(GlobalAveragePool, "ref", 0, nullptr, GlobalPoolRef<false>);
+ORKNN_REGISTER_KERNEL(MaxPool, "ref", kPriorityReference, nullptr, WindowPoolRef<true>);
+ORKNN_REGISTER_KERNEL(AveragePool, "ref", kPriorityReference, nullptr, WindowPoolRef<false>);
+ORKNN_REGISTER_KERNEL(GlobalMaxPool, "ref", kPriorityReference, nullptr, GlobalPoolRef<true>);
+ORKNN_REGISTER_KERNEL(GlobalAveragePool, "ref", kPriorityReference, nullptr, GlobalPoolRef<false>);
 
 }  // namespace orknn

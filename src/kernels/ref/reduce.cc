@@ -152,12 +152,12 @@ void argmax_kernel(const KernelContext& ctx) {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(ReduceMean, "ref", 0, nullptr, ReduceKernel<ReduceKind::kMean>);
-ORKNN_REGISTER_KERNEL(ReduceSum, "ref", 0, nullptr, ReduceKernel<ReduceKind::kSum>);
-ORKNN_REGISTER_KERNEL(ReduceMax, "ref", 0, nullptr, ReduceKernel<ReduceKind::kMax>);
-ORKNN_REGISTER_KERNEL(ReduceMin, "ref", 0, nullptr, ReduceKernel<ReduceKind::kMin>);
-ORKNN_REGISTER_KERNEL(ReduceProd, "ref", 0, nullptr, ReduceKernel<ReduceKind::kProd>);
-ORKNN_REGISTER_KERNEL(ReduceL2, "ref", 0, nullptr, ReduceKernel<ReduceKind::kL2>);
+ORKNN_REGISTER_KERNEL(ReduceMean, "ref", kPriorityReference, nullptr, ReduceKernel<ReduceKind::kMean>);
+ORKNN_REGISTER_KERNEL(ReduceSum, "ref", kPriorityReference, nullptr, ReduceKernel<ReduceKind::kSum>);
+ORKNN_REGISTER_KERNEL(ReduceMax, "ref", kPriorityReference, nullptr, ReduceKernel<ReduceKind::kMax>);
+ORKNN_REGISTER_KERNEL(ReduceMin, "ref", kPriorityReference, nullptr, ReduceKernel<ReduceKind::kMin>);
+ORKNN_REGISTER_KERNEL(ReduceProd, "ref", kPriorityReference, nullptr, ReduceKernel<ReduceKind::kProd>);
+ORKNN_REGISTER_KERNEL(ReduceL2, "ref", kPriorityReference, nullptr, ReduceKernel<ReduceKind::kL2>);
 ORKNN_REGISTER_REF_KERNEL(ArgMax, argmax_kernel);
 
 }  // namespace orknn

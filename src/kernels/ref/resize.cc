@@ -291,7 +291,7 @@ class ResizeRef : public Kernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Resize, "ref", 0, nullptr, ResizeRef);
+ORKNN_REGISTER_KERNEL(Resize, "ref", kPriorityReference, nullptr, ResizeRef);
 ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(Resize, QuantPassthrough<ResizeRef>);
 
 }  // namespace orknn

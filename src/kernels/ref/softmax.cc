@@ -65,7 +65,7 @@ class LogSoftmaxKernel : public SoftmaxRef {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Softmax, "ref", 0, nullptr, SoftmaxKernel);
-ORKNN_REGISTER_KERNEL(LogSoftmax, "ref", 0, nullptr, LogSoftmaxKernel);
+ORKNN_REGISTER_KERNEL(Softmax, "ref", kPriorityReference, nullptr, SoftmaxKernel);
+ORKNN_REGISTER_KERNEL(LogSoftmax, "ref", kPriorityReference, nullptr, LogSoftmaxKernel);
 
 }  // namespace orknn

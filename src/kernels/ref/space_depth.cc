@@ -59,8 +59,8 @@ class BlockMoveRef : public Kernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(DepthToSpace, "ref", 0, nullptr, BlockMoveRef<true>);
-ORKNN_REGISTER_KERNEL(SpaceToDepth, "ref", 0, nullptr, BlockMoveRef<false>);
+ORKNN_REGISTER_KERNEL(DepthToSpace, "ref", kPriorityReference, nullptr, BlockMoveRef<true>);
+ORKNN_REGISTER_KERNEL(SpaceToDepth, "ref", kPriorityReference, nullptr, BlockMoveRef<false>);
 // Quantized int8: the same element moves; the output must carry the input's parameters.
 ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(DepthToSpace, QuantPassthrough<BlockMoveRef<true>>);
 ORKNN_REGISTER_QUANT_REF_KERNEL_CLASS(SpaceToDepth, QuantPassthrough<BlockMoveRef<false>>);

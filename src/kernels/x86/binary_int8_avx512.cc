@@ -29,7 +29,7 @@
 #include "kernels/ref/binary_int8.h"
 #include "kernels/x86/broadcast_blocks.h"
 #include "kernels/x86/cpu_features.h"
-#include "kernels/x86/int8_chain.h"
+#include "kernels/x86/fusions.h"
 #include "ops/quant_infer.h"
 
 namespace orknn {
@@ -110,7 +110,7 @@ constexpr int64_t kTablePiece = 4096;
 template <QuantBinaryKind kKind>
 class QuantBinaryAvx512 : public Kernel {
  public:
-  // `table`: 256 bytes applied to every result (an INT8 chain's tail, int8_chain.h), or nullptr.
+  // `table`: 256 bytes applied to every result (an INT8 chain's tail, fusions.h), or nullptr.
   explicit QuantBinaryAvx512(const uint8_t* table = nullptr) : table_(table) {}
 
   // NHWC (kUniform, kernel.h) for a 4-D output when each input is
@@ -220,8 +220,8 @@ std::unique_ptr<Kernel> make_q8_binary_kernel(OpId op, const uint8_t* table) {
   }
 }
 
-ORKNN_REGISTER_KERNEL(Add, "avx512_int8", 10, supports_q8_binary, QuantBinaryAvx512<QuantBinaryKind::kAdd>);
-ORKNN_REGISTER_KERNEL(Sub, "avx512_int8", 10, supports_q8_binary, QuantBinaryAvx512<QuantBinaryKind::kSub>);
-ORKNN_REGISTER_KERNEL(Mul, "avx512_int8", 10, supports_q8_binary, QuantBinaryAvx512<QuantBinaryKind::kMul>);
+ORKNN_REGISTER_KERNEL(Add, "avx512_int8", kPriorityGeneral, supports_q8_binary, QuantBinaryAvx512<QuantBinaryKind::kAdd>);
+ORKNN_REGISTER_KERNEL(Sub, "avx512_int8", kPriorityGeneral, supports_q8_binary, QuantBinaryAvx512<QuantBinaryKind::kSub>);
+ORKNN_REGISTER_KERNEL(Mul, "avx512_int8", kPriorityGeneral, supports_q8_binary, QuantBinaryAvx512<QuantBinaryKind::kMul>);
 
 }  // namespace orknn

@@ -50,6 +50,6 @@ struct Avx512Requant {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Concat, "avx512_int8", 20, supports_concat_q8, ConcatQ8<Avx512Requant>);
+ORKNN_REGISTER_KERNEL(Concat, "avx512_int8", kPrioritySpecialized, supports_concat_q8, ConcatQ8<Avx512Requant>);
 
 }  // namespace orknn

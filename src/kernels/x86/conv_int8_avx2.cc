@@ -20,9 +20,9 @@
 // output.
 //
 // Handles: quantized 2-D Conv (is_q8_conv_form), any group, stride, dilation and padding; input
-// and output each NCHW or channels-last (the runtime's INT8 blocked layout). Priority below oneDNN's and the AVX-512 kernels: on CPUs with VNNI those take
-// the nodes they accept, and this kernel only the rest. OPENRKNN_DISABLE_X86_CONV_INT8_AVX2=1
-// leaves every node to the other kernels (A/B measurements).
+// and output each NCHW or channels-last (the runtime's INT8 blocked layout). Priority below
+// oneDNN's and the AVX-512 kernels (kPriorityFallback): on CPUs with VNNI those take the nodes
+// they accept, and this kernel only the rest.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -31,7 +31,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/quant_util.h"
@@ -53,7 +52,7 @@ constexpr int64_t kDwLanes = 8;   // channels per int32 vector (depthwise)
 constexpr int64_t kBandPixels = 64;  // output rows per job: at least this many pixels (whole rows)
 
 bool supports_conv_int8_avx2(const Graph& g, const Node& n) {
-  if (!x86::cpu_avx2() || env_flag("OPENRKNN_DISABLE_X86_CONV_INT8_AVX2") || !is_quantized_node(g, n)) return false;
+  if (!x86::cpu_avx2() || !is_quantized_node(g, n)) return false;
   if (n.op != OpId::Conv || n.inputs.size() < 2 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
   const Tensor *x = g.input(n, 0), *w = g.input(n, 1);
   const Tensor& y = g.tensor(n.outputs[0]);
@@ -473,6 +472,6 @@ class ConvInt8Avx2 : public Kernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Conv, "x86_conv_int8_avx2", 5, supports_conv_int8_avx2, ConvInt8Avx2);
+ORKNN_REGISTER_KERNEL(Conv, "x86_conv_int8_avx2", kPriorityFallback, supports_conv_int8_avx2, ConvInt8Avx2);
 
 }  // namespace orknn

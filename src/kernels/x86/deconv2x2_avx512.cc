@@ -20,7 +20,6 @@
 #include <cstring>
 #include <vector>
 
-#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/quant_util.h"
@@ -36,9 +35,6 @@ namespace orknn {
 namespace {
 
 constexpr int kMaxOc = 4;  // output channels per register block
-
-// OPENRKNN_DISABLE_X86_DECONV=1 leaves every node to the other kernels (A/B measurements).
-bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_DECONV"); }
 
 struct Deconv2x2Geometry {
   int64_t batch = 0, ic = 0, oc = 0, h = 0, w = 0;
@@ -82,7 +78,7 @@ bool deconv_geometry(const Graph& g, const Node& n, Deconv2x2Geometry* geo, bool
 }
 
 bool supports_deconv2x2(const Graph& g, const Node& n) {
-  if (disabled_by_env() || !x86::cpu_avx512f()) return false;
+  if (!x86::cpu_avx512f()) return false;
   Deconv2x2Geometry geo;
   return deconv_geometry(g, n, &geo);
 }
@@ -199,7 +195,7 @@ class Deconv2x2F32 : public Kernel {
 #define ORKNN_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
 
 bool supports_deconv2x2_int8(const Graph& g, const Node& n) {
-  if (disabled_by_env() || !x86::cpu_avx512vnni() || !is_quantized_node(g, n)) return false;
+  if (!x86::cpu_avx512vnni() || !is_quantized_node(g, n)) return false;
   Deconv2x2Geometry geo;
   return deconv_geometry(g, n, &geo, /*quantized=*/true) && is_q8_conv_form(g, n, geo.oc, /*weight_axis=*/1);
 }
@@ -308,7 +304,7 @@ class Deconv2x2Int8 : public Kernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(ConvTranspose, "x86_deconv2x2_f32", 20, supports_deconv2x2, Deconv2x2F32);
-ORKNN_REGISTER_KERNEL(ConvTranspose, "x86_deconv2x2_int8", 20, supports_deconv2x2_int8, Deconv2x2Int8);
+ORKNN_REGISTER_KERNEL(ConvTranspose, "x86_deconv2x2_f32", kPrioritySpecialized, supports_deconv2x2, Deconv2x2F32);
+ORKNN_REGISTER_KERNEL(ConvTranspose, "x86_deconv2x2_int8", kPrioritySpecialized, supports_deconv2x2_int8, Deconv2x2Int8);
 
 }  // namespace orknn

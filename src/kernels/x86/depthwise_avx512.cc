@@ -54,7 +54,6 @@
 // "may be used uninitialized" (a known false positive of those headers).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
-#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/quant_util.h"
@@ -434,9 +433,6 @@ bool wide_enough(const Graph& g, const Node& n) {
   return g.tensor(n.outputs[0]).shape[3] >= g_min_output_width;
 }
 
-// OPENRKNN_DISABLE_X86_DW=1 leaves every node to the other kernels (A/B measurements).
-bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_DW"); }
-
 // ---- float kernel, blocked activations (nChw16c, kernel.h BlockedIo) ----
 // 16 channels per vector, so no scratch: each output vector is
 //   acc = +0; acc = acc + x[ih][iw] * w[kh][kw] over the taps inside the image in row-major order
@@ -568,7 +564,7 @@ struct BlockedDwRow {
 // ---- float kernel ----
 
 bool supports_dw_f32(const Graph& g, const Node& n) {
-  if (!x86::cpu_avx512bwvl() || disabled_by_env() || is_quantized_node(g, n)) return false;
+  if (!x86::cpu_avx512bwvl() || is_quantized_node(g, n)) return false;
   DwGeometry geo;
   if (!dw_geometry(g, n, &geo)) return false;
   const Tensor* x = g.input(n, 0);
@@ -853,7 +849,7 @@ NhwcRowFn pick_nhwc_row(int kh, int kw) {
 // With VNNI the NHWC path takes every width (it is faster than oneDNN on narrow planes too); the
 // NCHW path only wide ones (DepthwiseInt8::layout_fit).
 bool supports_dw_int8(const Graph& g, const Node& n) {
-  if (!x86::cpu_avx512bwvl() || disabled_by_env() || !is_quantized_node(g, n)) return false;
+  if (!x86::cpu_avx512bwvl() || !is_quantized_node(g, n)) return false;
   DwGeometry geo;
   return dw_geometry(g, n, &geo) && is_q8_conv_form(g, n, geo.channels) && (x86::cpu_avx512vnni() || wide_enough(g, n));
 }
@@ -983,7 +979,7 @@ int x86_depthwise_set_min_output_width(int width) {
   return previous;
 }
 
-ORKNN_REGISTER_KERNEL(Conv, "x86_dw_f32", 20, supports_dw_f32, DepthwiseF32);
-ORKNN_REGISTER_KERNEL(Conv, "x86_dw_int8", 20, supports_dw_int8, DepthwiseInt8);
+ORKNN_REGISTER_KERNEL(Conv, "x86_dw_f32", kPrioritySpecialized, supports_dw_f32, DepthwiseF32);
+ORKNN_REGISTER_KERNEL(Conv, "x86_dw_int8", kPrioritySpecialized, supports_dw_int8, DepthwiseInt8);
 
 }  // namespace orknn

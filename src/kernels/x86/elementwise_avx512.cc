@@ -12,8 +12,9 @@
 //   * the quantized (int8) unary ops: the reference kernel's 256-entry table (output code per input
 //     code), looked up 64 codes at a time with AVX-512 VBMI byte permutes. The table is made by
 //     running the reference kernel itself on all 256 codes, so the result is bit-exact by
-//     construction. The same tables serve the runtime's SiLU pairs (float, silu_fusion.h) and INT8
-//     element-wise chains (int8_chain.h), whose finders live here too.
+//     construction.
+//   * the fused kernels of the SiLU pairs and INT8 element-wise chains (fusions.h; their graph
+//     finders are in fusions.cc).
 // Everything else (other broadcasts, other dtypes) stays on the other kernels.
 // Compiled with function target attributes; supports() checks the CPU at run time.
 #include <immintrin.h>
@@ -29,15 +30,13 @@
 
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 false positive in its intrinsics
 
-#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/quant_util.h"
 #include "kernels/x86/broadcast_blocks.h"
 #include "kernels/x86/cpu_features.h"
 #include "kernels/x86/fused_act_avx512.h"
-#include "kernels/x86/int8_chain.h"
-#include "kernels/x86/silu_fusion.h"
+#include "kernels/x86/fusions.h"
 
 namespace orknn {
 namespace {
@@ -189,15 +188,6 @@ class SiluMulF32Avx512 : public Kernel {
 
  private:
   size_t s_index_ = 1;
-};
-
-// The Sigmoid of a SiLU pair: the Mul step computes its values in registers; its output tensor,
-// read by nothing else, is never written (nor rounded).
-class SiluSigmoidNoop : public Kernel {
- public:
-  bool rounds_fp16_outputs() const override { return true; }
-  BlockedIo blocked_io(const Graph& g, const Node& n) const override { return elementwise_blocked_io(g, n); }
-  void run(const KernelContext&) override {}
 };
 
 // ------------------------------------------------------------------------- Add/Sub/Mul/Div
@@ -515,14 +505,14 @@ Status chain_table(const Graph& g, const Int8Chain& chain, uint8_t* table) {
   return Status::Ok();
 }
 
-// The last node of an INT8 chain (int8_chain.h): y = table[x].
+// The last node of an INT8 chain (fusions.h): y = table[x].
 class Int8ChainTable : public Kernel {
  public:
   explicit Int8ChainTable(Int8Chain chain) : chain_(std::move(chain)) {}
   Status prepare(const KernelContext& ctx) override { return chain_table(*ctx.graph, chain_, table_); }
   BlockedIo blocked_io(const Graph& g, const Node& n) const override { return elementwise_blocked_io(g, n); }
   void run(const KernelContext& ctx) override {
-    // x comes after the node's own inputs (int8_chain.h); the chain's other values are never written.
+    // x comes after the node's own inputs (fusions.h); the chain's other values are never written.
     const uint8_t* x = static_cast<const uint8_t*>(ctx.inputs[ctx.node->inputs.size()]);
     lookup(table_, x, ctx.out<uint8_t>(0), ctx.out_tensor(0).numel(), ctx.num_threads);
   }
@@ -574,100 +564,7 @@ class Int8BinaryChain : public Kernel {
   }
 };
 
-// An Add/Sub/Mul of two different activations the avx512_int8 kernel takes: a chain's binary head.
-bool binary_head(const Graph& g, const Node& n) {
-  if ((n.op != OpId::Add && n.op != OpId::Sub && n.op != OpId::Mul) || n.inputs.size() != 2) return false;
-  const int a = n.inputs[0], b = n.inputs[1];
-  if (a < 0 || b < 0 || a == b || g.tensor(a).is_const() || g.tensor(b).is_const()) return false;
-  return is_quantized_node(g, n) && supports_q8_binary(g, n);
-}
-
-class FusedAway : public Kernel {
- public:
-  explicit FusedAway(BlockedIo io) : io_(io) {}
-  BlockedIo blocked_io(const Graph&, const Node&) const override { return io_; }
-  void run(const KernelContext&) override {}
-
- private:
-  BlockedIo io_;
-};
-
-// A node of an INT8 chain: quantized, one int8 per-tensor output of `shape`; every input either a
-// value of the chain (`in_chain`: int8 per-tensor, `shape`) or a constant int8 per-tensor scalar;
-// an op whose quantized reference kernel is a per-element table (one data input), or Add/Sub/Mul.
-bool chain_node(const Graph& g, const Node& n, const Shape& shape, const std::vector<uint8_t>& in_chain) {
-  if (n.outputs.size() != 1 || n.outputs[0] < 0 || !is_quantized_node(g, n)) return false;
-  const Tensor& y = g.tensor(n.outputs[0]);
-  if (!is_q8_per_tensor(y) || y.shape != shape) return false;
-  size_t activations = 0;
-  for (int t : n.inputs) {
-    if (t < 0) continue;
-    const Tensor& x = g.tensor(t);
-    if (!is_q8_per_tensor(x)) return false;
-    if (x.is_const()) {
-      if (x.numel() != 1 || x.shape.size() > shape.size() || x.data.size < x.nbytes()) return false;
-      continue;
-    }
-    if (!in_chain[static_cast<size_t>(t)] || x.shape != shape) return false;
-    ++activations;
-  }
-  if (activations == 0) return false;
-  if (n.op == OpId::Add || n.op == OpId::Sub || n.op == OpId::Mul) return n.inputs.size() == 2;
-  for (const KernelEntry* e : kernels_for(n.op))
-    if (std::string(e->name) == "avx512_int8_table") return e->supports(g, n);
-  return false;
-}
-
 }  // namespace
-
-std::vector<Int8Chain> find_int8_chains(const Graph& g) {
-  std::vector<Int8Chain> chains;
-  if (env_flag("OPENRKNN_DISABLE_INT8_CHAINS") || env_flag("OPENRKNN_REF_KERNELS") || !x86::cpu_avx512vbmi())
-    return chains;
-  // Readers per tensor (a graph output counts as one, with no reader node) and the last reader.
-  std::vector<int> readers(g.tensors.size(), 0), reader(g.tensors.size(), -1);
-  for (size_t k = 0; k < g.nodes.size(); ++k)
-    for (int t : g.nodes[k].inputs)
-      if (t >= 0) ++readers[static_cast<size_t>(t)], reader[static_cast<size_t>(t)] = static_cast<int>(k);
-  for (int t : g.outputs) ++readers[static_cast<size_t>(t)], reader[static_cast<size_t>(t)] = -1;
-  std::vector<uint8_t> taken(g.nodes.size(), 0), in_chain(g.tensors.size(), 0);
-  auto next_reader = [&](int t) { return readers[static_cast<size_t>(t)] == 1 ? reader[static_cast<size_t>(t)] : -1; };
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    const Node& first = g.nodes[k];
-    if (taken[k] || first.inputs.empty() || first.inputs[0] < 0 || g.tensor(first.inputs[0]).is_const()) continue;
-    // Grow from `first`, whose activation inputs must all be one tensor x, along single readers; or
-    // from the reader of a binary head's output, which is then x.
-    Int8Chain c;
-    c.binary_head = binary_head(g, first);
-    const int x = c.binary_head ? first.outputs[0] : first.inputs[0];
-    c.inputs = c.binary_head ? first.inputs : std::vector<int>{x};
-    if (c.binary_head) c.nodes.push_back(static_cast<int>(k));
-    const Shape& shape = g.tensor(x).shape;
-    std::vector<int> values = {x};
-    in_chain[static_cast<size_t>(x)] = 1;
-    for (int n = c.binary_head ? next_reader(x) : static_cast<int>(k); n >= 0 && !taken[static_cast<size_t>(n)];) {
-      const Node& node = g.nodes[static_cast<size_t>(n)];
-      if (!chain_node(g, node, shape, in_chain)) break;
-      c.nodes.push_back(n);
-      const int out = node.outputs[0];
-      values.push_back(out);
-      in_chain[static_cast<size_t>(out)] = 1;
-      n = next_reader(out);
-    }
-    for (int t : values) in_chain[static_cast<size_t>(t)] = 0;
-    if (c.nodes.size() < 2) continue;
-    for (int n : c.nodes) taken[static_cast<size_t>(n)] = 1;
-    chains.push_back(std::move(c));
-  }
-  return chains;
-}
-
-std::vector<ExtraRead> chain_reads(const std::vector<Int8Chain>& chains) {
-  std::vector<ExtraRead> reads;
-  for (const Int8Chain& c : chains)
-    for (int t : c.inputs) reads.push_back({t, c.nodes.back()});
-  return reads;
-}
 
 std::unique_ptr<Kernel> make_int8_chain_kernel(const Int8Chain& chain) {
   if (chain.binary_head) return std::make_unique<Int8BinaryChain>(chain);
@@ -677,46 +574,11 @@ std::unique_ptr<Kernel> make_int8_chain_kernel(const Int8Chain& chain) {
 void int8_lookup_range(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t begin, int64_t end) {
   lookup_range(table, x, y, begin, end);
 }
-std::unique_ptr<Kernel> make_fused_away_kernel(BlockedIo io) { return std::make_unique<FusedAway>(io); }
 
-std::vector<SiluPair> find_silu_pairs(const Graph& g) {
-  std::vector<SiluPair> pairs;
-  if (env_flag("OPENRKNN_DISABLE_SILU_FUSION") || !x86::cpu_avx512f()) return pairs;
-  std::vector<int> readers(g.tensors.size(), 0), producer(g.tensors.size(), -1);
-  for (size_t k = 0; k < g.nodes.size(); ++k) {
-    for (int t : g.nodes[k].inputs)
-      if (t >= 0) ++readers[static_cast<size_t>(t)];
-    for (int t : g.nodes[k].outputs)
-      if (t >= 0) producer[static_cast<size_t>(t)] = static_cast<int>(k);
-  }
-  for (int t : g.outputs) ++readers[static_cast<size_t>(t)];  // a graph output is read by the client
-  for (size_t m = 0; m < g.nodes.size(); ++m) {
-    const Node& mul = g.nodes[m];
-    if (mul.op != OpId::Mul || mul.inputs.size() != 2 || mul.outputs.size() != 1 || is_quantized_node(g, mul)) continue;
-    for (size_t i = 0; i < 2; ++i) {
-      const int s = mul.inputs[i], x = mul.inputs[1 - i];
-      if (s < 0 || x < 0 || readers[static_cast<size_t>(s)] != 1) continue;
-      const int sg = producer[static_cast<size_t>(s)];
-      if (sg < 0) continue;
-      const Node& sig = g.nodes[static_cast<size_t>(sg)];
-      if (sig.op != OpId::Sigmoid || sig.inputs.size() != 1 || sig.inputs[0] != x || is_quantized_node(g, sig)) continue;
-      const Tensor& tx = g.tensor(x);
-      const Tensor& ts = g.tensor(s);
-      const Tensor& ty = g.tensor(mul.outputs[0]);
-      if (tx.dtype != DType::kF32 || ts.dtype != DType::kF32 || ty.dtype != DType::kF32) continue;
-      if (tx.shape != ts.shape || tx.shape != ty.shape) continue;
-      pairs.push_back({sg, static_cast<int>(m)});
-      break;
-    }
-  }
-  return pairs;
-}
-
-std::unique_ptr<Kernel> make_silu_sigmoid_kernel() { return std::make_unique<SiluSigmoidNoop>(); }
 std::unique_ptr<Kernel> make_silu_mul_kernel() { return std::make_unique<SiluMulF32Avx512>(); }
 
 #define ORKNN_REGISTER_TABLE_Q8(OPNAME) \
-  ORKNN_REGISTER_KERNEL(OPNAME, "avx512_int8_table", 10, supports_table_q8, TableQ8Avx512)
+  ORKNN_REGISTER_KERNEL(OPNAME, "avx512_int8_table", kPriorityGeneral, supports_table_q8, TableQ8Avx512)
 // The ops whose quantized reference kernel is a per-element table (kernels/ref/elementwise.cc).
 ORKNN_REGISTER_TABLE_Q8(Relu);
 ORKNN_REGISTER_TABLE_Q8(Neg);
@@ -745,12 +607,12 @@ ORKNN_REGISTER_TABLE_Q8(HardSwish);
 ORKNN_REGISTER_TABLE_Q8(Gelu);
 #undef ORKNN_REGISTER_TABLE_Q8
 
-ORKNN_REGISTER_KERNEL(Sigmoid, "avx512_f32", 10, supports_sigmoid_f32, SigmoidF32Avx512);
-ORKNN_REGISTER_KERNEL(Softmax, "avx512_f32", 10, supports_softmax_f32, SoftmaxF32Avx512);
-ORKNN_REGISTER_KERNEL(BatchNormalization, "avx512_f32", 10, supports_batchnorm_f32, BatchNormF32Avx512);
-ORKNN_REGISTER_KERNEL(Add, "avx512_f32", 10, supports_binary_f32, BinaryF32Avx512<BinOp::kAdd>);
-ORKNN_REGISTER_KERNEL(Sub, "avx512_f32", 10, supports_binary_f32, BinaryF32Avx512<BinOp::kSub>);
-ORKNN_REGISTER_KERNEL(Mul, "avx512_f32", 10, supports_binary_f32, BinaryF32Avx512<BinOp::kMul>);
-ORKNN_REGISTER_KERNEL(Div, "avx512_f32", 10, supports_binary_f32, BinaryF32Avx512<BinOp::kDiv>);
+ORKNN_REGISTER_KERNEL(Sigmoid, "avx512_f32", kPriorityGeneral, supports_sigmoid_f32, SigmoidF32Avx512);
+ORKNN_REGISTER_KERNEL(Softmax, "avx512_f32", kPriorityGeneral, supports_softmax_f32, SoftmaxF32Avx512);
+ORKNN_REGISTER_KERNEL(BatchNormalization, "avx512_f32", kPriorityGeneral, supports_batchnorm_f32, BatchNormF32Avx512);
+ORKNN_REGISTER_KERNEL(Add, "avx512_f32", kPriorityGeneral, supports_binary_f32, BinaryF32Avx512<BinOp::kAdd>);
+ORKNN_REGISTER_KERNEL(Sub, "avx512_f32", kPriorityGeneral, supports_binary_f32, BinaryF32Avx512<BinOp::kSub>);
+ORKNN_REGISTER_KERNEL(Mul, "avx512_f32", kPriorityGeneral, supports_binary_f32, BinaryF32Avx512<BinOp::kMul>);
+ORKNN_REGISTER_KERNEL(Div, "avx512_f32", kPriorityGeneral, supports_binary_f32, BinaryF32Avx512<BinOp::kDiv>);
 
 }  // namespace orknn

@@ -16,7 +16,6 @@
 #include <cstring>
 #include <vector>
 
-#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/ref/activation.h"
@@ -30,9 +29,6 @@ namespace {
 constexpr int64_t kBlock = x86::kGemvBlock;
 // Below this many weights per thread, waking another thread costs more than it saves.
 constexpr int64_t kMinWeightsPerThread = 64 * 1024;
-
-// OPENRKNN_DISABLE_X86_GEMV=1 leaves every node to the other kernels (A/B measurements).
-bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_GEMV"); }
 
 struct GemvGeometry {
   int64_t k = 0, n = 0;
@@ -74,7 +70,7 @@ bool gemv_geometry(const Graph& g, const Node& n, GemvGeometry* geo) {
 }
 
 bool supports_gemv(const Graph& g, const Node& n) {
-  if (disabled_by_env() || !x86::cpu_avx512f()) return false;
+  if (!x86::cpu_avx512f()) return false;
   GemvGeometry geo;
   return gemv_geometry(g, n, &geo);
 }
@@ -140,6 +136,6 @@ class GemvF32 : public Kernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Gemm, "x86_gemv_f32", 20, supports_gemv, GemvF32);
+ORKNN_REGISTER_KERNEL(Gemm, "x86_gemv_f32", kPrioritySpecialized, supports_gemv, GemvF32);
 
 }  // namespace orknn

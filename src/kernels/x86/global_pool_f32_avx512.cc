@@ -11,7 +11,6 @@
 // pixel of each per step. The output [N, C, 1, 1] has the same bytes in both layouts, but for a
 // padded one's padding lanes, written as the zero means of the zero (or unread) input lanes.
 // fp16 mode: rounded in registers.
-// OPENRKNN_DISABLE_X86_GAP_F32=1 leaves every node to the other kernels (A/B measurements).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
@@ -20,7 +19,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/x86/cpu_features.h"
@@ -30,7 +28,7 @@ namespace orknn {
 namespace {
 
 bool supports_gap_f32(const Graph& g, const Node& n) {
-  if (env_flag("OPENRKNN_DISABLE_X86_GAP_F32") || !x86::cpu_avx512f() || is_quantized_node(g, n)) return false;
+  if (!x86::cpu_avx512f() || is_quantized_node(g, n)) return false;
   if (n.inputs.size() != 1 || n.outputs.size() != 1 || n.inputs[0] < 0 || n.outputs[0] < 0) return false;
   const Tensor& x = g.tensor(n.inputs[0]);
   return x.shape.size() == 4 && x.numel() > 0 && is_f32(&x) && is_f32(&g.tensor(n.outputs[0]));
@@ -136,7 +134,7 @@ class GlobalAveragePoolF32 : public Kernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(GlobalAveragePool, "x86_gap_f32", 20, supports_gap_f32, GlobalAveragePoolF32);
-ORKNN_REGISTER_KERNEL(ReduceMean, "x86_gap_f32", 20, supports_spatial_mean_f32, GlobalAveragePoolF32);
+ORKNN_REGISTER_KERNEL(GlobalAveragePool, "x86_gap_f32", kPrioritySpecialized, supports_gap_f32, GlobalAveragePoolF32);
+ORKNN_REGISTER_KERNEL(ReduceMean, "x86_gap_f32", kPrioritySpecialized, supports_spatial_mean_f32, GlobalAveragePoolF32);
 
 }  // namespace orknn

@@ -22,7 +22,6 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/quant_util.h"
@@ -32,11 +31,8 @@
 namespace orknn {
 namespace {
 
-// OPENRKNN_DISABLE_X86_GAP_INT8=1 leaves every node to the other kernels (A/B measurements in one build).
-bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_GAP_INT8"); }
-
 bool supports_gap_int8(const Graph& g, const Node& n) {
-  if (disabled_by_env() || !x86::cpu_avx512bw() || !is_quantized_node(g, n)) return false;
+  if (!x86::cpu_avx512bw() || !is_quantized_node(g, n)) return false;
   if (n.inputs.size() != 1 || n.outputs.size() != 1 || n.inputs[0] < 0 || n.outputs[0] < 0) return false;
   const Tensor& x = g.tensor(n.inputs[0]);
   const Tensor& y = g.tensor(n.outputs[0]);
@@ -148,6 +144,6 @@ class GlobalAveragePoolInt8 : public Kernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(GlobalAveragePool, "x86_gap_int8", 10, supports_gap_int8, GlobalAveragePoolInt8);
+ORKNN_REGISTER_KERNEL(GlobalAveragePool, "x86_gap_int8", kPriorityGeneral, supports_gap_int8, GlobalAveragePoolInt8);
 
 }  // namespace orknn

@@ -21,7 +21,6 @@
 #include <cstring>
 #include <vector>
 
-#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/x86/cpu_features.h"
@@ -31,9 +30,6 @@ namespace orknn {
 namespace {
 
 constexpr int64_t kVec = 64;  // bytes per vector
-
-// OPENRKNN_DISABLE_X86_MAXPOOL_INT8=1 leaves every node to the other kernels (A/B measurements).
-bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_MAXPOOL_INT8"); }
 
 struct MaxPoolGeometry {
   int64_t batch = 0, channels = 0, planes = 0, h = 0, w = 0, oh = 0, ow = 0;
@@ -83,7 +79,7 @@ bool maxpool_geometry(const Graph& g, const Node& n, MaxPoolGeometry* geo) {
 }
 
 bool supports_maxpool_int8(const Graph& g, const Node& n) {
-  if (disabled_by_env() || !x86::cpu_avx512vbmi() || !is_quantized_node(g, n)) return false;
+  if (!x86::cpu_avx512vbmi() || !is_quantized_node(g, n)) return false;
   MaxPoolGeometry geo;
   return maxpool_geometry(g, n, &geo);
 }
@@ -197,6 +193,6 @@ class MaxPoolInt8 : public Kernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(MaxPool, "x86_maxpool_int8", 20, supports_maxpool_int8, MaxPoolInt8);
+ORKNN_REGISTER_KERNEL(MaxPool, "x86_maxpool_int8", kPrioritySpecialized, supports_maxpool_int8, MaxPoolInt8);
 
 }  // namespace orknn

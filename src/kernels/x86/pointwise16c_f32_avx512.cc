@@ -1,7 +1,7 @@
 // AVX-512 float 1x1 convolution for nChw16c activations of small images, "x86_pw16c_f32": the
 // pointwise layers of the last stages of image networks (7x7 and 14x14 images: mobilenet_v2's
 // 320 -> 1280 at 7x7, resnet50's 512 -> 2048), both channel counts multiples of 16 (blocked on
-// both sides, runtime/blocked_layout.h). There each weight serves only a few dozen pixels, and
+// both sides, runtime/layout_assignment.h). There each weight serves only a few dozen pixels, and
 // the weights of a layer (1-4 MB in float32) come from L3 or memory in every run: oneDNN ran these
 // layers at 60-66% of the FP32 FMA peak (perf_detail --gops, one thread), against 75-85% for the
 // same products on larger images.
@@ -30,7 +30,6 @@
 // for bit: tests/models/blocked_layout_test.cc): an NCHW input is read with the same broadcasts
 // (pixel r of channel c at x[c * P + p + r]), an NCHW output is written with one 16-lane scatter
 // per accumulator (16 channel rows, P floats apart). Networks keep these tensors blocked.
-// OPENRKNN_DISABLE_X86_PW16C_F32=1 leaves every node to the other kernels (A/B measurements).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 false positive in its AVX-512 headers
 #include <immintrin.h>
 
@@ -38,7 +37,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/x86/cpu_features.h"
@@ -59,7 +57,7 @@ constexpr int64_t kMinMacsPerThread = 256 * 1024;
 #define ORKNN_AVX512 __attribute__((target("avx512f")))
 
 bool supports_pw16c_f32(const Graph& g, const Node& n) {
-  if (env_flag("OPENRKNN_DISABLE_X86_PW16C_F32") || !x86::cpu_avx512f()) return false;
+  if (!x86::cpu_avx512f()) return false;
   PwGeometry geo;
   if (!float_pw_geometry(g, n, &geo, /*residual_ok=*/true)) return false;
   // One-pixel images are x86_pw_f32's (a matrix-vector product). Above 14x14 each weight serves
@@ -246,6 +244,6 @@ class Pointwise16cF32 : public Kernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Conv, "x86_pw16c_f32", 20, supports_pw16c_f32, Pointwise16cF32);
+ORKNN_REGISTER_KERNEL(Conv, "x86_pw16c_f32", kPrioritySpecialized, supports_pw16c_f32, Pointwise16cF32);
 
 }  // namespace orknn

@@ -1,6 +1,6 @@
 // AVX-512 float 1x1 convolution on NCHW activations, "x86_pw_f32": the pointwise layers whose
 // input and output channel counts are both not multiples of 16 (shufflenet_v2's 58, 116, 232),
-// which never run blocked (runtime/blocked_layout.h); those with such an output and an nChw16c
+// which never run blocked (runtime/layout_assignment.h); those with such an output and an nChw16c
 // input of 16 or 32 channels (transposed to NCHW per pixel tile); and those on one-pixel images
 // (the squeeze-and-excitation blocks), whose bytes are the same in both layouts. oneDNN pads the
 // first to nChw16c with a reorder either side and ran them at 50-70 GFLOPS at one thread (116 ->
@@ -22,7 +22,6 @@
 // Threads split the output channel blocks: a thread's outputs are contiguous channel ranges, as
 // the depthwise and copy kernels that read them next split theirs. With an nChw16c input they
 // split the pixel tiles instead, so that each tile is transposed once.
-// OPENRKNN_DISABLE_X86_PW_F32=1 leaves every node to the other kernels (A/B measurements).
 //
 // The same product serves "x86_stem_f32" (below): stems whose output never runs blocked, over the
 // window taps of gathered input rows instead of input channels.
@@ -33,7 +32,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/x86/cpu_features.h"
@@ -55,7 +53,7 @@ constexpr int64_t kTransposedMaxChannels = 32;  // see supports_pw_f32
 constexpr int64_t kMinMacsPerThread = 256 * 1024;
 
 bool supports_pw_f32(const Graph& g, const Node& n) {
-  if (env_flag("OPENRKNN_DISABLE_X86_PW_F32") || !x86::cpu_avx512f()) return false;
+  if (!x86::cpu_avx512f()) return false;
   PwGeometry geo;
   if (!float_pw_geometry(g, n, &geo)) return false;
   // Images of one pixel (the squeeze-and-excitation convolutions), blocked or not
@@ -352,7 +350,7 @@ constexpr int64_t kStemF32MaxTaps = 256;  // the gather buffer of a thread: 256 
 constexpr int64_t kStemMinMacsPerThread = 1024 * 1024;
 
 bool supports_stem_f32(const Graph& g, const Node& n) {
-  if (env_flag("OPENRKNN_DISABLE_X86_STEM") || !x86::cpu_avx512f() || is_quantized_node(g, n)) return false;
+  if (!x86::cpu_avx512f() || is_quantized_node(g, n)) return false;
   StemGeometry geo;
   if (!stem_geometry(g, n, &geo) || geo.sw > 2 || geo.kh * geo.kw * geo.c > kStemF32MaxTaps) return false;
   const Tensor* b = g.input(n, 2);
@@ -457,7 +455,7 @@ class StemF32 : public Kernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Conv, "x86_pw_f32", 20, supports_pw_f32, PointwiseF32);
-ORKNN_REGISTER_KERNEL(Conv, "x86_stem_f32", 20, supports_stem_f32, StemF32);
+ORKNN_REGISTER_KERNEL(Conv, "x86_pw_f32", kPrioritySpecialized, supports_pw_f32, PointwiseF32);
+ORKNN_REGISTER_KERNEL(Conv, "x86_stem_f32", kPrioritySpecialized, supports_stem_f32, StemF32);
 
 }  // namespace orknn

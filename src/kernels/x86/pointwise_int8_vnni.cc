@@ -26,7 +26,6 @@
 // mobilenet_v2 (docs/kernels.md, "INT8 pointwise"), that path wins over oneDNN at 28x28 and up,
 // ties at 14x14 and loses ~40% at 7x7. The NHWC path vectorises over output channels and takes
 // every size. Needs AVX-512 F/BW/VL and VNNI.
-// OPENRKNN_DISABLE_X86_PW=1 leaves every node to the other kernels (A/B measurements).
 // GCC 12 reports the _mm512_undefined_*() placeholders inside its own AVX-512 intrinsics as "may
 // be" or, once inlined into the NHWC tile, "is used uninitialized" (false positives); the pragmas
 // must precede the header to cover them.
@@ -41,7 +40,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/quant_util.h"
@@ -59,10 +57,8 @@ constexpr int64_t kTilePixels = x86::kPackTilePixels;  // 4 vectors of 16 pixels
 constexpr int kRows = 4;             // output rows per register block
 int64_t g_min_pixels = 256;          // see the file comment; tests lower it
 
-bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_PW"); }
-
 bool supports_pw_int8(const Graph& g, const Node& n) {
-  if (!x86::cpu_avx512vnni() || disabled_by_env() || !is_quantized_node(g, n)) return false;
+  if (!x86::cpu_avx512vnni() || !is_quantized_node(g, n)) return false;
   PwGeometry geo;
   return pw_geometry(g, n, &geo) && is_q8_conv_form(g, n, geo.oc);
 }
@@ -71,8 +67,8 @@ bool supports_pw_int8(const Graph& g, const Node& n) {
 #define ORKNN_AMX __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,amx-tile,amx-int8")))
 
 // The AMX paths below (NhwcPw::run_rows_amx, PointwiseInt8::amx_rows) on CPUs with AMX-INT8;
-// OPENRKNN_DISABLE_X86_AMX=1 keeps the VNNI loops (A/B measurements, tests of both paths).
-bool amx_enabled() { return x86::cpu_amx_int8() && !env_flag("OPENRKNN_DISABLE_X86_AMX"); }
+// OPENRKNN_DISABLE_KERNELS=x86_amx keeps the VNNI loops (A/B measurements, tests of both paths).
+bool amx_enabled() { return x86::cpu_amx_int8() && !kernel_disabled("x86_amx"); }
 
 // Palette 1 with all 8 tiles of 16 rows of 64 bytes. The configuration is per thread; each AMX
 // product call loads it (a few dozen cycles) and releases the tiles at its end, because other code
@@ -650,11 +646,10 @@ class PointwiseInt8 : public Kernel {
 // bit-exact. A 3x3 window of 3 channels is 7 groups of 4 bytes; 4-byte pixels would take 9.
 // Output channels-last only (LayoutFit::kBlockedOnly: the layers after a stem keep INT8
 // activations NHWC); the input is the graph's image, NCHW, or NHWC when a producer keeps it so.
-// OPENRKNN_DISABLE_X86_STEM=1 leaves these nodes to onednn_conv_int8 (A/B measurements).
 
 bool supports_stem_int8(const Graph& g, const Node& n) {
   // vpermb packs the pixels (nchw_row_to_u8).
-  if (!x86::cpu_avx512vnni() || !x86::cpu_avx512vbmi() || env_flag("OPENRKNN_DISABLE_X86_STEM")) return false;
+  if (!x86::cpu_avx512vnni() || !x86::cpu_avx512vbmi()) return false;
   if (!is_quantized_node(g, n)) return false;
   StemGeometry geo;
   // Below 16 output channels the product's register tile holds only 6 accumulators or fewer. At
@@ -801,7 +796,7 @@ int64_t x86_pointwise_int8_set_min_pixels(int64_t pixels) {
   return previous;
 }
 
-ORKNN_REGISTER_KERNEL(Conv, "x86_pw_int8", 20, supports_pw_int8, PointwiseInt8);
-ORKNN_REGISTER_KERNEL(Conv, "x86_stem_int8", 20, supports_stem_int8, StemInt8);
+ORKNN_REGISTER_KERNEL(Conv, "x86_pw_int8", kPrioritySpecialized, supports_pw_int8, PointwiseInt8);
+ORKNN_REGISTER_KERNEL(Conv, "x86_stem_int8", kPrioritySpecialized, supports_stem_int8, StemInt8);
 
 }  // namespace orknn

@@ -8,7 +8,8 @@
 //   dequantize: x = float(q - zp) * s
 // rne is vcvtps2dq under the default rounding mode (round to nearest even, as std::nearbyint in the
 // reference; nothing in the project changes the mode); sat8 is the signed-saturating narrowing.
-// Per-axis parameters stay on the reference kernels.
+// Per-axis parameters stay on the reference kernels. The same loops serve the runtime's I/O
+// conversions (kernels/io_convert.h, "x86_io_convert").
 
 // GCC 12 reports the placeholders inside its own AVX-512 intrinsics as "may be used
 // uninitialized" (a false positive); the pragma must precede the header to cover them.
@@ -20,18 +21,14 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/quant_util.h"
 #include "kernels/x86/cpu_features.h"
-#include "kernels/x86/quantize_avx512.h"
+#include "kernels/io_convert.h"
 
 namespace orknn {
 namespace {
-
-// OPENRKNN_DISABLE_X86_QDQ=1 leaves every node to the other kernels (A/B measurements in one build).
-bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_QDQ"); }
 
 bool is_per_tensor(const Tensor& t) { return t.quant.scale.size() == 1 && t.quant.zero_point.size() == 1; }
 
@@ -40,7 +37,7 @@ bool single_io(const Node& n) {
 }
 
 bool supports_quantize(const Graph& g, const Node& n) {
-  if (disabled_by_env() || !x86::cpu_avx512bwvl() || !single_io(n)) return false;
+  if (!x86::cpu_avx512bwvl() || !single_io(n)) return false;
   const Tensor& x = g.tensor(n.inputs[0]);
   const Tensor& y = g.tensor(n.outputs[0]);
   return x.dtype == DType::kF32 && x.quant.empty() && y.dtype == DType::kI8 && is_per_tensor(y) &&
@@ -48,7 +45,7 @@ bool supports_quantize(const Graph& g, const Node& n) {
 }
 
 bool supports_dequantize(const Graph& g, const Node& n) {
-  if (disabled_by_env() || !x86::cpu_avx512bwvl() || !single_io(n)) return false;
+  if (!x86::cpu_avx512bwvl() || !single_io(n)) return false;
   const Tensor& x = g.tensor(n.inputs[0]);
   const Tensor& y = g.tensor(n.outputs[0]);
   return (x.dtype == DType::kI8 || x.dtype == DType::kI32) && is_per_tensor(x) && y.dtype == DType::kF32 &&
@@ -160,21 +157,16 @@ class DequantizeAvx512 : public Kernel {
   bool int32_input_ = false;
 };
 
+void io_quantize(const float* x, int8_t* y, int64_t n, float scale, int32_t zp) { quantize_range(x, y, 0, n, scale, zp); }
+void io_dequantize(const int8_t* x, float* y, int64_t n, float scale, int32_t zp) {
+  dequantize_range(x, y, 0, n, scale, zp);
+}
+ORKNN_REGISTER_IO_CONVERT((IoConvertEntry{"x86_io_convert", kPriorityGeneral, [] { return x86::cpu_avx512bwvl(); },
+                                          io_quantize, io_dequantize}));
+
 }  // namespace
 
-bool x86_quantize_f32_s8(const float* x, int8_t* y, int64_t n, float scale, int32_t zp) {
-  if (!x86::cpu_avx512bwvl()) return false;
-  quantize_range(x, y, 0, n, scale, zp);
-  return true;
-}
-
-bool x86_dequantize_s8_f32(const int8_t* x, float* y, int64_t n, float scale, int32_t zp) {
-  if (!x86::cpu_avx512bwvl()) return false;
-  dequantize_range(x, y, 0, n, scale, zp);
-  return true;
-}
-
-ORKNN_REGISTER_KERNEL(QuantizeLinear, "x86_quantize_int8", 10, supports_quantize, QuantizeAvx512);
-ORKNN_REGISTER_KERNEL(DequantizeLinear, "x86_dequantize_f32", 10, supports_dequantize, DequantizeAvx512);
+ORKNN_REGISTER_KERNEL(QuantizeLinear, "x86_quantize_int8", kPriorityGeneral, supports_quantize, QuantizeAvx512);
+ORKNN_REGISTER_KERNEL(DequantizeLinear, "x86_dequantize_f32", kPriorityGeneral, supports_dequantize, DequantizeAvx512);
 
 }  // namespace orknn

@@ -34,7 +34,6 @@
 #include <string>
 #include <vector>
 
-#include "common/env.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/quant_util.h"
@@ -43,9 +42,6 @@
 
 namespace orknn {
 namespace {
-
-// OPENRKNN_DISABLE_X86_RESIZE=1 leaves every node to the other kernels (A/B measurements in one build).
-bool disabled_by_env() { return env_flag("OPENRKNN_DISABLE_X86_RESIZE"); }
 
 // ------------------------------------------------------------------------- index maps
 
@@ -154,14 +150,14 @@ NearestPlan plan_nearest(const Graph& g, const Node& n) {
 }
 
 bool supports_f32(const Graph& g, const Node& n) {
-  if (disabled_by_env() || !x86::cpu_avx512f() || is_quantized_node(g, n)) return false;
+  if (!x86::cpu_avx512f() || is_quantized_node(g, n)) return false;
   if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
   if (g.tensor(n.inputs[0]).dtype != DType::kF32 || g.tensor(n.outputs[0]).dtype != DType::kF32) return false;
   return plan_nearest(g, n).ok;
 }
 
 bool supports_int8(const Graph& g, const Node& n) {
-  if (disabled_by_env() || !x86::cpu_avx512bw() || !is_quantized_node(g, n)) return false;
+  if (!x86::cpu_avx512bw() || !is_quantized_node(g, n)) return false;
   if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
   if (!is_q8_per_tensor(g.tensor(n.inputs[0])) || !is_q8_per_tensor(g.tensor(n.outputs[0]))) return false;
   return plan_nearest(g, n).ok;
@@ -310,7 +306,7 @@ class ResizeNearest : public Kernel {
 
 }  // namespace
 
-ORKNN_REGISTER_KERNEL(Resize, "x86_resize_nearest_f32", 10, supports_f32, ResizeNearest<float>);
-ORKNN_REGISTER_KERNEL(Resize, "x86_resize_nearest_int8", 10, supports_int8, ResizeNearest<int8_t>);
+ORKNN_REGISTER_KERNEL(Resize, "x86_resize_nearest_f32", kPriorityGeneral, supports_f32, ResizeNearest<float>);
+ORKNN_REGISTER_KERNEL(Resize, "x86_resize_nearest_int8", kPriorityGeneral, supports_int8, ResizeNearest<int8_t>);
 
 }  // namespace orknn

@@ -1,20 +1,27 @@
-#include "runtime/blocked_layout.h"
+#include "runtime/layout_assignment.h"
 
-#include "common/env.h"
-#include "graph/planner.h"
+#include "runtime/layouts.h"
 
 namespace orknn {
 
 namespace {
 
-bool blockable(const Tensor& t) {
-  if (t.is_const() || t.shape.size() != 4 || t.numel() <= 0) return false;
-  if (t.dtype == DType::kF32) return t.shape[1] % 16 == 0 || may_block_padded(t);  // nChw16c, padded or not
-  return t.dtype == DType::kI8;                                                   // NHWC
-}
-
 // A float32 tensor that nChw16c would pad.
 bool pads(const Tensor& t) { return t.dtype == DType::kF32 && t.shape.size() == 4 && t.shape[1] % 16 != 0; }
+
+bool blockable(const Tensor& t) {
+  if (t.is_const() || t.shape.size() != 4 || t.numel() <= 0) return false;
+  // nChw16c; padded only above 16 channels, where the padding adds less than half.
+  if (t.dtype == DType::kF32) return t.shape[1] % 16 == 0 || (t.quant.empty() && t.shape[1] > 16);
+  return t.dtype == DType::kI8;  // NHWC
+}
+
+Nc1hwc2Geometry nchw16c(const Shape& s) {
+  Nc1hwc2Geometry g;
+  g.n = s[0]; g.c = s[1]; g.h = s[2]; g.w = s[3];
+  g.c2 = 16;
+  return g;
+}
 
 }  // namespace
 
@@ -62,8 +69,51 @@ std::vector<uint8_t> choose_blocked_tensors(const Graph& g, const std::vector<Bl
   return blocked;
 }
 
+Status assign_layouts(const Graph& g, std::vector<NodeKernel>* kernels, const NchwKernelFn& nchw_kernel,
+                      std::vector<uint8_t>* blocked) {
+  std::vector<BlockedIo> io(g.nodes.size());
+  for (bool again = true; again;) {
+    for (size_t k = 0; k < g.nodes.size(); ++k) io[k] = (*kernels)[k].kernel->blocked_io(g, g.nodes[k]);
+    *blocked = choose_blocked_tensors(g, io);
+    again = false;
+    for (size_t k = 0; k < g.nodes.size(); ++k) {
+      const Node& n = g.nodes[k];
+      NodeKernel& nk = (*kernels)[k];
+      if (!nk.from_registry || n.outputs.empty() || n.outputs[0] < 0 || (*blocked)[static_cast<size_t>(n.outputs[0])])
+        continue;
+      std::string name;
+      std::unique_ptr<Kernel> nchw = nchw_kernel(n, &name);
+      if (!nchw) return ORKNN_ERR(kInvalidModel, "node '%s' (%s): no kernel for this op", n.name.c_str(), op_name(n.op));
+      if (name == nk.name) continue;
+      again |= nchw->blocked_io(g, n) != io[k];
+      nk.kernel = std::move(nchw);
+      nk.name = std::move(name);
+    }
+  }
+  return Status::Ok();
+}
+
+int64_t stored_numel(const Tensor& t, bool blocked) {
+  if (blocked && pads(t)) return nchw16c(t.shape).num_elements();
+  return t.numel();
+}
+
+size_t stored_bytes(const Tensor& t, bool blocked) {
+  return static_cast<size_t>(stored_numel(t, blocked)) * dtype_size(t.dtype);
+}
+
 const char* blocked_layout_name(DType dtype) { return dtype == DType::kI8 ? "nhwc" : "nChw16c"; }
 
-bool blocked_layout_disabled() { return env_flag("OPENRKNN_DISABLE_BLOCKED_LAYOUT"); }
+void blocked_to_nchw(const Tensor& t, const void* blocked, void* nchw) {
+  const Shape& s = t.shape;
+  if (t.dtype == DType::kI8) nhwc_to_nchw(blocked, nchw, s[0], s[1], s[2], s[3], 1);
+  else nc1hwc2_to_nchw(blocked, nchw, nchw16c(s), dtype_size(t.dtype));
+}
+
+void nchw_to_blocked(const Tensor& t, const void* nchw, void* blocked) {
+  const Shape& s = t.shape;
+  if (t.dtype == DType::kI8) nchw_to_nhwc(nchw, blocked, s[0], s[1], s[2], s[3], 1);
+  else nchw_to_nc1hwc2(nchw, blocked, nchw16c(s), dtype_size(t.dtype));
+}
 
 }  // namespace orknn
