@@ -21,7 +21,7 @@ PACKAGES=(
   python3-torch python3-torchvision                     # test model export (PyTorch outputs)
   python3-onnx python3-numpy                            # QDQ test models, calibration sets
   fonts-dejavu-core python3-pil                         # rendered text (OCR tests, demo)
-  clang                                                 # libFuzzer targets (scripts/fuzz.sh)
+  clang libclang-rt-14-dev libomp-dev                   # libFuzzer targets (scripts/fuzz.sh: sanitizer runtimes, OpenMP)
 )
 
 missing=()

@@ -1,12 +1,12 @@
-// extern "C" entry points of rknn_matmul_api.h: the matmul handle table, argument checks, Status ->
-// RKNN_ERR_* mapping with one log line per failure, and a catch-all at the C ABI. The computation
-// is in src/runtime/matmul.cc.
+// extern "C" entry points of rknn_matmul_api.h: the matmul handle table and argument checks; each
+// runs in guarded() (api/guarded.h). The API's contract is src/runtime/matmul.cc.
 #include "rknn_matmul_api.h"
 
 #include <new>
 #include <string>
 #include <vector>
 
+#include "api/guarded.h"
 #include "api/handles.h"
 #include "api/matmul_handles.h"
 #include "common/log.h"
@@ -15,7 +15,7 @@
 
 using orknn::MatmulContext;
 using orknn::Status;
-using orknn::StatusCode;
+using orknn::guarded;
 
 namespace {
 
@@ -27,33 +27,6 @@ orknn::HandleTable<MatmulContext>& matmuls() {
 uint64_t table_id(rknn_matmul_ctx ctx) {
   const uint64_t h = static_cast<uint64_t>(ctx);
   return (h & orknn::kMatmulHandleBit) ? (h & ~orknn::kMatmulHandleBit) : 0;
-}
-
-int to_rknn_error(StatusCode c) {
-  switch (c) {
-    case StatusCode::kOk: return RKNN_SUCC;
-    case StatusCode::kInvalidParam: return RKNN_ERR_PARAM_INVALID;
-    case StatusCode::kInvalidContext: return RKNN_ERR_CTX_INVALID;
-    case StatusCode::kNoMemory: return RKNN_ERR_MALLOC_FAIL;
-    default: return RKNN_ERR_FAIL;
-  }
-}
-
-template <typename F>
-int guarded(const char* fn, F&& body) {
-  Status st;
-  try {
-    st = body();
-  } catch (const std::bad_alloc&) {
-    st = ORKNN_ERR(kNoMemory, "out of memory");
-  } catch (const std::exception& e) {
-    st = ORKNN_ERR(kFail, "internal error: %s", e.what());
-  } catch (...) {
-    st = ORKNN_ERR(kFail, "internal error");
-  }
-  if (st.ok()) return RKNN_SUCC;
-  ORKNN_LOGE("%s: %s", fn, st.message().c_str());
-  return to_rknn_error(st.code());
 }
 
 template <typename F>

@@ -182,8 +182,9 @@ Status Context::query(int cmd, void* info, uint32_t size) {
       return Status::Ok();
     }
     default:
-      return ORKNN_ERR(kUnimplemented, "rknn_query: command %d is not implemented yet in OpenRKNN (see the README status table)",
-                       cmd);
+      return ORKNN_ERR(kInvalidParam, "rknn_query: %d is not an rknn_query_cmd value this runtime answers "
+                       "(RKNN_QUERY_IN_OUT_NUM .. RKNN_QUERY_CURRENT_NATIVE_OUTPUT_ATTR, 0 .. %d)", cmd,
+                       RKNN_QUERY_CMD_MAX - 1);
   }
 }
 

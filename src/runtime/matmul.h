@@ -1,9 +1,8 @@
 // Standalone matmul of rknn_matmul_api.h (docs/matmul.md): operand descriptions per platform,
-// layouts (NORM, TP_NORM, NATIVE tiles with K segments), quantisation of A/B/C, and the CPU kernels:
-// a oneDNN fast path (integer A: u8 x s8 -> s32 plus exact zero-point corrections; fp16 A: f32) and
-// the scalar reference kernel (OPENRKNN_MATMUL_REFERENCE=1, builds without oneDNN, configurations
-// oneDNN cannot serve exactly).
-// The extern "C" entry points and the handle table live in src/api/rknn_matmul_api.cc.
+// layouts (NORM, TP_NORM, NATIVE tiles with K segments), quantisation of A/B/C, bindings. The
+// computation is done by the engines the kernel registry offers (kernels/matmul_engine.h: oneDNN's
+// where it is exact, the scalar reference everywhere else). The extern "C" entry points and the
+// handle table live in src/api/rknn_matmul_api.cc.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -11,29 +10,13 @@
 #include <vector>
 
 #include "common/status.h"
+#include "kernels/matmul_engine.h"
 #include "rknn_matmul_api.h"
 
 namespace orknn {
 
-// Element kinds of the matmul operands.
-enum class MmElem { kF16, kI8, kI4, kF32, kI32, kI16, kBF16 };
-
-struct MatmulTypeInfo {
-  MmElem a, b, c;
-};
 // Element kinds of A, B, C for an rknn_matmul_type value; error for unknown values.
 Status matmul_type_info(int type, MatmulTypeInfo* out);
-
-// Per-platform, per-type tiling and alignment (api-contract §5).
-struct MatmulTiles {
-  int a_subk = 0;     // native A: [K/a_subk, M, a_subk]
-  int b_subn = 0;     // native B: [N/b_subn, K/b_subk, b_subn, b_subk]
-  int b_subk = 0;
-  int c_sub = 4;      // native C: [N/c_sub, M, c_sub]
-  int k_segment = 0;  // native B split along K into segments of this many rows (0: never)
-  int k_align = 0;    // K must be a multiple of this
-  int n_align = 0;    // N must be a multiple of this
-};
 
 // Platform the matmul API emulates: $OPENRKNN_MATMUL_PLATFORM (default "rk3588"), lower case.
 std::string matmul_platform();
@@ -51,8 +34,7 @@ Status matmul_b_normal_to_native(const std::string& platform, const void* src, v
 
 class MatmulContext {
  public:
-  MatmulContext();
-  ~MatmulContext();
+  MatmulContext() = default;
   static Status create(const rknn_matmul_info& info, const std::vector<rknn_matmul_shape>& shapes,
                        std::unique_ptr<MatmulContext>* out, std::vector<rknn_matmul_io_attr>* attrs);
 
@@ -64,13 +46,10 @@ class MatmulContext {
   Status set_dynamic_shape(const rknn_matmul_shape* shape);
   Status run();
 
-  struct Fast;  // oneDNN state, defined in matmul.cc
+  MatmulContext(const MatmulContext&) = delete;
+  MatmulContext& operator=(const MatmulContext&) = delete;
 
  private:
-  struct Quant {
-    std::vector<float> scale{1.0f};
-    std::vector<int32_t> zp{0};
-  };
   struct Binding {
     rknn_tensor_mem* mem = nullptr;
     uint64_t serial = 0;
@@ -83,20 +62,12 @@ class MatmulContext {
   std::vector<rknn_matmul_shape> shapes_;
   std::vector<rknn_matmul_io_attr> attrs_;
   size_t current_ = 0;
-  Binding bind_[3];  // A, B, C
-  Quant quant_[3];   // A, B, C
+  Binding bind_[3];       // A, B, C
+  MatmulQuant quant_[3];  // A, B, C
   int threads_ = 1;
-  bool reference_ = false;  // $OPENRKNN_MATMUL_REFERENCE=1 at create: always the scalar kernel
-
-  // oneDNN state: buffers sized at create, primitives per shape built at first use (and rebuilt
-  // when the thread count changes). Null when the reference kernel handles this context.
-  std::unique_ptr<Fast> fast_;
-
-  // The scalar reference kernel; data = A, B, C base addresses.
-  Status run_reference(void* const data[3]);
-  // The oneDNN path; *handled = false when this configuration has none (the caller runs the reference).
-  Status run_fast(void* const data[3], bool* handled);
-  Status init_fast();
+  // The registry's engines for this context, best first (kernels/matmul_engine.h); a run takes
+  // the first that serves it.
+  std::vector<std::unique_ptr<MatmulEngine>> engines_;
 };
 
 }  // namespace orknn

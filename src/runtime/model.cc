@@ -1,5 +1,8 @@
 #include "runtime/model.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 
@@ -63,6 +66,12 @@ Status load_model_from_buffer(const void* data, size_t size, std::shared_ptr<con
 }
 
 Status load_model_from_file(const std::string& path, std::shared_ptr<const Model>* out) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return ORKNN_ERR(kInvalidModel, "cannot open model file '%s': %s", path.c_str(), std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    return ORKNN_ERR(kInvalidModel, "model path '%s' is %s, not a model file", path.c_str(),
+                     S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
   std::ifstream f(path, std::ios::binary | std::ios::ate);
   if (!f) return ORKNN_ERR(kInvalidModel, "cannot open model file '%s'", path.c_str());
   std::streamoff len = f.tellg();

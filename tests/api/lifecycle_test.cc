@@ -312,6 +312,9 @@ TEST(CApiErrors, Init) {
   std::memcpy(vendor.data(), "RKNN", 4);
   EXPECT_EQ(rknn_init(&ctx, vendor.data(), 512, 0, nullptr), RKNN_ERR_MODEL_INVALID);
   EXPECT_EQ(rknn_init(&ctx, const_cast<char*>("/nonexistent/model.rknn"), 0, 0, nullptr), RKNN_ERR_MODEL_INVALID);
+  // A directory is not a model (and not a memory shortage).
+  EXPECT_EQ(rknn_init(&ctx, const_cast<char*>("/"), 0, 0, nullptr), RKNN_ERR_MODEL_INVALID);
+  EXPECT_EQ(rknn_init(&ctx, const_cast<char*>("/dev/null"), 0, 0, nullptr), RKNN_ERR_MODEL_INVALID);
   EXPECT_LT(rknn_init(&ctx, bytes.data(), static_cast<uint32_t>(bytes.size()), RKNN_FLAG_FENCE_IN_OUTSIDE, nullptr), 0);
   EXPECT_EQ(ctx, 0u);
 }
@@ -338,6 +341,9 @@ TEST(CApiErrors, QueryInputsRunOutputs) {
   rknn_tensor_attr a{};
   a.index = 5;
   EXPECT_EQ(rknn_query(c.ctx, RKNN_QUERY_INPUT_ATTR, &a, sizeof(a)), RKNN_ERR_PARAM_INVALID);
+  // A command that is not an rknn_query_cmd value: a bad parameter.
+  EXPECT_EQ(rknn_query(c.ctx, RKNN_QUERY_CMD_MAX, &io, sizeof(io)), RKNN_ERR_PARAM_INVALID);
+  EXPECT_EQ(rknn_query(c.ctx, static_cast<rknn_query_cmd>(-1), &io, sizeof(io)), RKNN_ERR_PARAM_INVALID);
   EXPECT_EQ(rknn_query(c.ctx, RKNN_QUERY_OUTPUT_ATTR, &a, sizeof(a)), RKNN_ERR_PARAM_INVALID);
   EXPECT_LT(rknn_query(c.ctx, static_cast<rknn_query_cmd>(999), &a, sizeof(a)), 0);
 

@@ -152,7 +152,7 @@ class MatmulTest : public ::testing::Test {
  protected:
   void TearDown() override {
     unsetenv("OPENRKNN_MATMUL_PLATFORM");
-    unsetenv("OPENRKNN_MATMUL_REFERENCE");
+    unsetenv("OPENRKNN_DISABLE_KERNELS");
   }
 };
 
@@ -499,10 +499,66 @@ TEST_F(MatmulTest, DynamicM) {
     rknn_destroy_mem(ctx, mb);
     rknn_destroy_mem(ctx, mc);
     EXPECT_EQ(rknn_matmul_destroy(ctx), RKNN_SUCC);
-    // Shapes whose K or N differ are refused.
+    // Shapes whose K or N differ are refused when B has a scale per channel (a length of N).
     rknn_matmul_shape mixed[2] = {{1, K, N}, {2, 2 * K, N}};
-    EXPECT_EQ(rknn_matmul_create_dynamic_shape(&ctx, &info, 2, mixed, io), RKNN_ERR_PARAM_INVALID);
-    EXPECT_EQ(ctx, 0u);
+    if (type == 2) {
+      rknn_matmul_info per_channel = make_info({"rk3588", type, 0, 0, 0, 0, 0, RKNN_QUANT_TYPE_PER_CHANNEL_SYM});
+      EXPECT_EQ(rknn_matmul_create_dynamic_shape(&ctx, &per_channel, 2, mixed, io), RKNN_ERR_PARAM_INVALID);
+      EXPECT_EQ(ctx, 0u);
+    }
+  }
+}
+
+// The vendor's dynamic-shape demo: B transposed (TP_NORM, [N][K]) and per-layer quantisation, with
+// K and N changing between shapes; every shape computes its own product, on the fast engine and
+// on the reference (OPENRKNN_DISABLE_KERNELS=onednn_matmul_api).
+TEST_F(MatmulTest, DynamicKAndNWithTransposedB) {
+  setenv("OPENRKNN_MATMUL_PLATFORM", "rk3588", 1);
+  rknn_matmul_shape shapes[3] = {{4, 64, 32}, {2, 128, 64}, {3, 32, 96}};
+  for (const char* disabled : {"", "onednn_matmul_api"}) {
+    for (int type : {1, 2}) {
+      SCOPED_TRACE(testing::Message() << "type " << type << (*disabled ? ", reference engine" : ""));
+      setenv("OPENRKNN_DISABLE_KERNELS", disabled, 1);
+      rknn_matmul_info info = make_info({"rk3588", type, 0, 0, 0, RKNN_MM_LAYOUT_TP_NORM, 0});
+      rknn_matmul_io_attr io[3];
+      rknn_matmul_ctx ctx = 0;
+      ASSERT_EQ(rknn_matmul_create_dynamic_shape(&ctx, &info, 3, shapes, io), RKNN_SUCC);
+      unsetenv("OPENRKNN_DISABLE_KERNELS");
+      const Types ty = types_of(type);
+      for (int s : {0, 1, 2, 0}) {
+        const int M = shapes[s].M, K = shapes[s].K, N = shapes[s].N;
+        EXPECT_EQ(io[s].B.dims[0], uint32_t(N));  // TP_NORM: [N][K]
+        EXPECT_EQ(io[s].B.dims[1], uint32_t(K));
+        rknn_tensor_mem* ma = rknn_create_mem(ctx, io[s].A.size);
+        rknn_tensor_mem* mb = rknn_create_mem(ctx, io[s].B.size);
+        rknn_tensor_mem* mc = rknn_create_mem(ctx, io[s].C.size);
+        std::mt19937 rng(10 + s);
+        Operand A = random_operand(ty.a, size_t(M) * K, rng), B = random_operand(ty.b, size_t(K) * N, rng);
+        for (size_t i = 0; i < A.iv.size(); ++i) put(ty.a, ma->virt_addr, i, A.iv[i], A.h[i]);
+        for (size_t i = 0; i < B.iv.size(); ++i) put(ty.b, mb->virt_addr, i, B.iv[i], B.h[i]);  // [N][K]
+        ASSERT_EQ(rknn_matmul_set_dynamic_shape(ctx, &shapes[s]), RKNN_SUCC);
+        ASSERT_EQ(rknn_matmul_set_io_mem(ctx, ma, &io[s].A), RKNN_SUCC);
+        ASSERT_EQ(rknn_matmul_set_io_mem(ctx, mb, &io[s].B), RKNN_SUCC);
+        ASSERT_EQ(rknn_matmul_set_io_mem(ctx, mc, &io[s].C), RKNN_SUCC);
+        std::memset(mc->virt_addr, 0x7F, mc->size);
+        ASSERT_EQ(rknn_matmul_run(ctx), RKNN_SUCC);
+        for (int m = 0; m < M; ++m)
+          for (int n = 0; n < N; ++n) {
+            double want = 0;
+            for (int k = 0; k < K; ++k) {
+              const size_t la = size_t(m) * K + k, lb = size_t(n) * K + k;
+              want += type == 2 ? double(A.iv[la]) * B.iv[lb]
+                                : double(orknn::fp16_to_fp32(A.h[la])) * orknn::fp16_to_fp32(B.h[lb]);
+            }
+            EXPECT_NEAR(get_c(ty.c, mc->virt_addr, size_t(m) * N + n), want, type == 2 ? 0 : 1e-3)
+                << "shape " << s << " m " << m << " n " << n;
+          }
+        rknn_destroy_mem(ctx, ma);
+        rknn_destroy_mem(ctx, mb);
+        rknn_destroy_mem(ctx, mc);
+      }
+      EXPECT_EQ(rknn_matmul_destroy(ctx), RKNN_SUCC);
+    }
   }
 }
 
@@ -629,7 +685,7 @@ TEST_F(MatmulTest, MultiThreadedMatchesSingleThread) {
   }
 }
 
-// ---- fast path (oneDNN) against the reference kernel (OPENRKNN_MATMUL_REFERENCE=1) ----------------
+// ---- fast engine (oneDNN) against the reference (OPENRKNN_DISABLE_KERNELS=onednn_matmul_api) ------
 // Integer A: C must be bit-identical. fp16 A: the two differ only in fp32 summation order:
 // |fast - ref| <= 1e-5 * sum_k |a_k * b_k| (+ one unit in the last place of an fp16/bf16 output).
 
@@ -638,14 +694,14 @@ TEST_F(MatmulTest, MultiThreadedMatchesSingleThread) {
 std::vector<uint8_t> run_bytes(const Case& c, const Quant& q, const Operand& A, const Operand& B, bool reference,
                                int mask) {
   setenv("OPENRKNN_MATMUL_PLATFORM", c.platform.c_str(), 1);
-  if (reference) setenv("OPENRKNN_MATMUL_REFERENCE", "1", 1);
+  if (reference) setenv("OPENRKNN_DISABLE_KERNELS", "onednn_matmul_api", 1);
   const Types ty = types_of(c.type);
   const Tiles t = tiles_of(c.platform, c.type);
   rknn_matmul_info info = make_info(c);
   rknn_matmul_io_attr io;
   rknn_matmul_ctx ctx = 0;
   const int r = rknn_matmul_create(&ctx, &info, &io);
-  unsetenv("OPENRKNN_MATMUL_REFERENCE");
+  unsetenv("OPENRKNN_DISABLE_KERNELS");
   EXPECT_EQ(r, RKNN_SUCC);
   if (r != RKNN_SUCC) return {};
   if (mask) EXPECT_EQ(rknn_matmul_set_core_mask(ctx, (rknn_core_mask)mask), RKNN_SUCC);
@@ -723,7 +779,7 @@ double abs_dot(const Case& c, const Quant& q, const Operand& A, const Operand& B
   return s;
 }
 
-// Compares C of `fast` (the default path) and `ref` (OPENRKNN_MATMUL_REFERENCE=1) element-wise.
+// Compares C of `fast` (the default engine) and `ref` (the reference engine) element-wise.
 void expect_fast_matches(const Case& c, const Quant& q, const Operand& A, const Operand& B,
                          const std::vector<uint8_t>& fast, const std::vector<uint8_t>& ref) {
   ASSERT_EQ(fast.size(), ref.size());
@@ -849,9 +905,9 @@ TEST_F(MatmulTest, FastPathDynamicMAndBRewrittenBetweenRuns) {
       std::mt19937 rng(type * 10 + bl);
       Quant q = random_quant({"rk3588", type, 17, K, N, bl, 0, 1}, rng);
       for (int r = 0; r < 2; ++r) {  // 0: fast, 1: reference
-        if (r) setenv("OPENRKNN_MATMUL_REFERENCE", "1", 1);
+        if (r) setenv("OPENRKNN_DISABLE_KERNELS", "onednn_matmul_api", 1);
         ASSERT_EQ(rknn_matmul_create_dynamic_shape(&ctx[r], &info, 3, shapes, io[r]), RKNN_SUCC);
-        unsetenv("OPENRKNN_MATMUL_REFERENCE");
+        unsetenv("OPENRKNN_DISABLE_KERNELS");
         if (ty.a != F16) set_q(ctx[r], "A", q.sa, q.za);
         if (ty.b != F16) set_q(ctx[r], "B", q.sb, q.zb);
         if (ty.c == I8 || ty.c == I16) set_q(ctx[r], "C", q.sc, q.zc);
