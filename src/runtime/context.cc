@@ -4,10 +4,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <thread>
 
 #include "common/large_alloc.h"
 #include "common/log.h"
+#include "common/threads.h"
 #include "runtime/custom_ops.h"
 #include "runtime/platform.h"
 #include "runtime/tensor_mem.h"
@@ -147,15 +147,7 @@ int Context::threads_asked() const {
     int n = std::atoi(v);
     if (n > 0) return n;
   }
-  // Each emulated NPU core gets an equal share of the host's threads (at least one); AUTO = one core.
-  int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  int cores = model_->platform->npu_cores;
-  int share = std::max(1, hw / cores);
-  int used = 1;
-  uint32_t m = static_cast<uint32_t>(core_mask_);
-  if (m == RKNN_NPU_CORE_ALL) used = cores;
-  else if (m != RKNN_NPU_CORE_AUTO) used = __builtin_popcount(m & ((1u << cores) - 1));
-  return std::min(hw, std::max(1, used * share));
+  return core_mask_threads(*model_->platform, static_cast<uint32_t>(core_mask_));
 }
 
 Status Context::plan() {
@@ -271,6 +263,7 @@ Status Context::run() {
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
   Executor& e = exec();
+  const RunThreads threads(planned_threads_);  // fewer when the CPUs are taken (common/threads.h)
   ORKNN_RETURN_IF_ERROR(e.run(timed, [&](size_t k) {
     // A custom operator's callback failure ends the run with its code (runtime/custom_ops.h).
     return custom_ops_ && e.step_node(k).op == OpId::Custom ? custom_ops_->take_run_error() : Status::Ok();

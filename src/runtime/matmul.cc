@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "common/threads.h"
 #include "runtime/platform.h"
 #include "runtime/tensor_mem.h"
 
@@ -269,12 +270,9 @@ Status MatmulContext::set_core_mask(int mask) {
   const int cores = p ? p->npu_cores : 1;
   if (cores <= 1) return ORKNN_ERR(kFail, "%s has a single NPU core: core masks are not supported", platform_.c_str());
   const int all = (1 << cores) - 1;
-  int threads;
-  if (mask == RKNN_NPU_CORE_AUTO) threads = 1;
-  else if (mask == RKNN_NPU_CORE_ALL) threads = cores;
-  else if (mask > 0 && (mask & ~all) == 0) threads = __builtin_popcount(static_cast<unsigned>(mask));
-  else return ORKNN_ERR(kInvalidParam, "core_mask 0x%x is not valid on %s (%d cores)", mask, platform_.c_str(), cores);
-  threads_ = threads;
+  if (mask != RKNN_NPU_CORE_AUTO && mask != RKNN_NPU_CORE_ALL && (mask <= 0 || (mask & ~all) != 0))
+    return ORKNN_ERR(kInvalidParam, "core_mask 0x%x is not valid on %s (%d cores)", mask, platform_.c_str(), cores);
+  if (!std::getenv("OPENRKNN_NUM_THREADS")) threads_ = core_mask_threads(*p, static_cast<uint32_t>(mask));
   return Status::Ok();
 }
 
@@ -352,6 +350,7 @@ Status MatmulContext::run() {
                        b.mem->size, shapes_[current_].M, ops[i]->size);
     data[i] = static_cast<char*>(b.mem->virt_addr) + b.mem->offset;
   }
+  const RunThreads guard(threads_);  // fewer when the CPUs are taken (common/threads.h)
   for (const std::unique_ptr<MatmulEngine>& e : engines_) {
     bool handled = false;
     ORKNN_RETURN_IF_ERROR(e->run(current_, data, quant_, threads_, &handled));

@@ -1,6 +1,10 @@
 #include "runtime/platform.h"
 
+#include <algorithm>
 #include <cctype>
+
+#include "common/threads.h"
+#include "rknn_api.h"
 
 namespace orknn {
 namespace {
@@ -34,6 +38,14 @@ std::string matmul_platform_names() {
   for (const auto& p : kPlatforms)
     if (p.matmul.supported) r += (r.empty() ? "" : ", ") + std::string(p.name);
   return r;
+}
+
+int core_mask_threads(const PlatformInfo& p, uint32_t mask) {
+  const int cpus = usable_cpus(), cores = std::max(1, p.npu_cores);
+  const uint32_t all = (1u << cores) - 1u;
+  const uint32_t m = mask == RKNN_NPU_CORE_ALL ? all : mask == RKNN_NPU_CORE_AUTO ? 1u : mask & all;
+  if (m == all) return cpus;
+  return std::min(cpus, std::max(1, __builtin_popcount(m)) * std::max(1, cpus / cores));
 }
 
 std::vector<std::string> platform_names() {

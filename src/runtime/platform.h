@@ -1,5 +1,6 @@
 // Per-platform facts (docs/api-contract.md §4.4, §5): the one table of target platforms.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,5 +30,11 @@ const PlatformInfo* find_platform(const std::string& name);  // case-insensitive
 std::vector<std::string> platform_names();
 // The platforms with the matmul API, comma-separated (for messages).
 std::string matmul_platform_names();
+
+// Threads for a valid core mask of platform p (docs/decisions.md "Threads"): every emulated NPU core
+// gets an equal share of the CPUs this process may use (at least one); a mask takes its cores'
+// shares, and a mask of all the cores (RKNN_NPU_CORE_ALL, 0_1_2 on RK3588) every CPU. AUTO picks
+// one core, as the vendor's runtime does.
+int core_mask_threads(const PlatformInfo& p, uint32_t mask);
 
 }  // namespace orknn

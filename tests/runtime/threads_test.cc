@@ -1,10 +1,18 @@
-// runtime/context.h threads_for_model: a model of few MACs runs on one thread whatever was asked;
-// OPENRKNN_MIN_THREADED_MACS moves the bound (0: always the threads asked).
+// Thread counts: runtime/context.h threads_for_model (a model of few MACs runs on one thread
+// whatever was asked; OPENRKNN_MIN_THREADED_MACS moves the bound, 0: always the threads asked),
+// the CPUs this process may use, runs under taken CPUs (common/threads.h) and core masks.
 #include <gtest/gtest.h>
+#include <omp.h>
+#include <sched.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <thread>
 
+#include "common/threads.h"
+#include "rknn_api.h"
 #include "runtime/context.h"
+#include "runtime/platform.h"
 
 namespace orknn {
 namespace {
@@ -29,6 +37,68 @@ TEST(ThreadsForModel, EnvironmentMovesTheBound) {
   EXPECT_EQ(threads_for_model(2, 56'500'000), 1);
   EXPECT_EQ(threads_for_model(2, 301'000'000), 2);
   unsetenv("OPENRKNN_MIN_THREADED_MACS");
+}
+
+// common/threads.h: a cgroup CPU quota caps the CPUs (v2's cpu.max first, else v1's files).
+TEST(UsableCpus, CgroupQuota) {
+  EXPECT_EQ(cgroup_cpu_cap("max 100000\n", "", ""), 0);
+  EXPECT_EQ(cgroup_cpu_cap("150000 100000\n", "", ""), 2);  // 1.5 CPUs: two threads may run
+  EXPECT_EQ(cgroup_cpu_cap("100000 100000", "", ""), 1);
+  EXPECT_EQ(cgroup_cpu_cap("", "-1\n", "100000\n"), 0);
+  EXPECT_EQ(cgroup_cpu_cap("", "400000\n", "100000\n"), 4);
+  EXPECT_EQ(cgroup_cpu_cap("", "", ""), 0);
+  EXPECT_EQ(cgroup_cpu_cap("garbage", "", ""), 0);
+  const int cpus = usable_cpus();
+  EXPECT_GE(cpus, 1);
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(set), &set), 0);
+  EXPECT_LE(cpus, CPU_COUNT(&set));
+}
+
+// A run planned for several threads keeps them on a free host and goes sequential when the CPUs
+// are taken: its OpenMP teams (oneDNN's too) then have one thread, only for the calling thread
+// and only while the run lasts.
+TEST(RunThreads, SequentialWhenTheCpusAreTaken) {
+  auto team = [] {
+    int n = 0;
+#pragma omp parallel num_threads(2)
+    {
+      if (omp_get_thread_num() == 0) n = omp_get_num_threads();
+    }
+    return n;
+  };
+  const int levels = omp_get_max_active_levels();
+  {
+    const RunThreads one(1);
+    EXPECT_EQ(one.threads(), 1);
+    EXPECT_EQ(omp_get_max_active_levels(), levels);  // planned for one: nothing to change
+  }
+  {
+    const RunThreads::ForceContended taken;
+    const RunThreads run(2);
+    EXPECT_EQ(run.threads(), 1);
+    EXPECT_EQ(team(), 1);
+    int other = 0;  // another thread of the process is not affected
+    std::thread t([&] { other = team(); });
+    t.join();
+    EXPECT_EQ(other, 2);
+  }
+  EXPECT_EQ(omp_get_max_active_levels(), levels);
+  EXPECT_EQ(team(), 2);
+}
+
+// Core masks (runtime/platform.h): each RK3588 core a third of the CPUs, a mask its cores' share,
+// all three cores (or ALL) every CPU; AUTO one core.
+TEST(CoreMaskThreads, SharesOfTheUsableCpus) {
+  const PlatformInfo& rk3588 = *find_platform("rk3588");
+  const int cpus = usable_cpus(), share = std::max(1, cpus / 3);
+  EXPECT_EQ(core_mask_threads(rk3588, RKNN_NPU_CORE_0), share);
+  EXPECT_EQ(core_mask_threads(rk3588, RKNN_NPU_CORE_2), share);
+  EXPECT_EQ(core_mask_threads(rk3588, RKNN_NPU_CORE_AUTO), share);
+  EXPECT_EQ(core_mask_threads(rk3588, RKNN_NPU_CORE_0_1), std::min(cpus, 2 * share));
+  EXPECT_EQ(core_mask_threads(rk3588, RKNN_NPU_CORE_0_1_2), cpus);
+  EXPECT_EQ(core_mask_threads(rk3588, RKNN_NPU_CORE_ALL), cpus);
+  EXPECT_EQ(core_mask_threads(*find_platform("rk3566"), RKNN_NPU_CORE_AUTO), cpus);  // one core: all CPUs
 }
 
 }  // namespace
