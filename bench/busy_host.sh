@@ -42,7 +42,10 @@ IFS=, read -r -a MASK_LIST <<< "$MASKS"
 for m in "${MODEL_LIST[@]}"; do [ -f "$m" ] || die "$m is missing: run bench/run_bench.sh first"; done
 
 SPIN_PID=""
-stop_spinner() { [ -n "$SPIN_PID" ] && kill "$SPIN_PID" 2>/dev/null && wait "$SPIN_PID" 2>/dev/null; SPIN_PID=""; }
+stop_spinner() {
+  if [ -n "$SPIN_PID" ]; then kill "$SPIN_PID" 2>/dev/null || true; wait "$SPIN_PID" 2>/dev/null || true; fi
+  SPIN_PID=""
+}
 trap stop_spinner EXIT
 
 # median_ms of one fresh rknn_bench process; $1 model, $2 "mask:M" | "threads:T" | "default".

@@ -138,7 +138,7 @@ static uint32_t next_random(uint32_t* state) {
   return *state = x;
 }
 
-/* Splits the report into layer rows. The row format (src/runtime/context.cc) is
+/* Splits the report into layer rows. The row format (src/runtime/context_query.cc) is
  * "ID OpType Name Kernel OutputShape Layout MACs Time(us)" separated by blanks; the header row and the
  * "Total ..." row are skipped. Returns the number of rows parsed, filling times[] (and, when
  * layers is not NULL, the descriptive fields). */

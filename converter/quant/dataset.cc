@@ -41,7 +41,7 @@ std::string input_desc(const Graph& g, size_t i) {
   return strfmt("input %zu ('%s' %s %s)", i, t.name.c_str(), shape_str(t.shape).c_str(), dtype_name(t.dtype));
 }
 
-// The runtime's UINT8 normalisation for channel c (src/runtime/context.cc, inputs_set).
+// The runtime's UINT8 normalisation for channel c (src/runtime/context_io.cc, inputs_set).
 Status channel_norm(const Graph& g, size_t i, int64_t c, float* mean, float* sd) {
   const GraphInput& gi = g.inputs[i];
   auto pick = [&](const std::vector<float>& v, float def, float* out) {

@@ -128,7 +128,7 @@ int rknn_destroy(rknn_context context) {
     if (!e) return ORKNN_ERR(kInvalidContext, "invalid context handle 0x%llx", static_cast<unsigned long long>(context));
     std::lock_guard<std::mutex> lock(e->mu);  // waits for a call in progress on another thread
     e->obj.reset();
-    // Zero-copy memory the client did not destroy goes with its context (seed §3.1.3).
+    // Zero-copy memory the client did not destroy goes with its context (the vendor guide, section 3.1.3).
     int leftover = orknn::tensor_mem_destroy_all(static_cast<uint64_t>(context));
     if (leftover > 0) ORKNN_LOGW("rknn_destroy: freed %d tensor mem(s) not destroyed with rknn_destroy_mem", leftover);
     return Status::Ok();
@@ -181,7 +181,7 @@ int rknn_set_core_mask(rknn_context context, rknn_core_mask core_mask) {
   return with_context("rknn_set_core_mask", context, [&](Context& c) { return c.set_core_mask(orknn::raw_enum(core_mask)); });
 }
 
-// ---- Zero-copy memory (contract §1.4, §4.4; runtime/tensor_mem) ----
+// ---- Zero-copy memory (docs/api-contract.md §1.4, §4.4; runtime/tensor_mem) ----
 
 rknn_tensor_mem* rknn_create_mem_from_phys(rknn_context ctx, uint64_t phys_addr, void* virt_addr, uint32_t size) {
   return create_mem_guarded("rknn_create_mem_from_phys", ctx, false, [&](rknn_tensor_mem** out) {
@@ -296,7 +296,7 @@ int rknn_set_internal_mem(rknn_context ctx, rknn_tensor_mem* mem) {
   });
 }
 
-// Dynamic shapes (contract §4.4; docs/decisions.md "Dynamic shapes").
+// Dynamic shapes (docs/api-contract.md §4.4; docs/decisions.md "Dynamic shapes").
 int rknn_set_input_shapes(rknn_context ctx, uint32_t n_inputs, rknn_tensor_attr attr[]) {
   return with_context("rknn_set_input_shapes", ctx, [&](Context& c) { return c.set_input_shapes(n_inputs, attr); });
 }

@@ -2,7 +2,7 @@
 //
 // Semantics: tensors keep the ONNX (NCHW) layout; node op types and attribute names follow ONNX
 // opset 21. The converter normalises older opsets and constant "parameter" inputs (axes, pads,
-// shape, scales, ...) into attributes; see docs/ir.md. After conversion every shape is static.
+// shape, scales, ...) into attributes (docs/format.md, docs/ops.md). After conversion every shape is static.
 #pragma once
 #include <cstdint>
 #include <map>

@@ -56,9 +56,9 @@ class SharedScratch {
 // which saves the layout conversions they would otherwise need around every layer:
 //   - float32 with a channel count that is a multiple of 16: oneDNN's nChw16c (channel blocks of
 //     16 innermost);
-//   - float32 with another channel count, between kernels that take it padded (kEachPadded):
-//     nChw16c with the last block's missing channels stored as zeros, which takes more bytes than
-//     NCHW (nchw16c_padded_numel; the arena plan reserves them: graph/planner.h);
+//   - float32 with more than 16 channels, not a multiple of 16, between kernels that take it padded
+//     (kEachPadded): nChw16c with the last block's missing channels stored as zeros, which takes
+//     more bytes than NCHW (runtime/layout_assignment.h stored_bytes; the arena plan gets them);
 //   - INT8: channels-last (NHWC), any channel count.
 // Otherwise the byte size is NCHW's. "Blocked" below means that layout.
 // What a kernel can take, per node (Kernel::blocked_io):
@@ -73,10 +73,11 @@ enum class BlockedIo : uint8_t {
 // A float32 tensor without quantization parameters (what the float kernels take).
 inline bool is_f32(const Tensor* t) { return t && t->dtype == DType::kF32 && t->quant.empty(); }
 
-// Kernel::layout_fit. The runtime (Context) first picks kernels with the layouts undecided and
-// decides the layouts from their blocked_io(); then every node whose first output came out NCHW is
-// given the pick for NCHW, which skips kBlockedOnly kernels (and the layouts are decided again if
-// that changes what a node takes). Executors without blocked activations pick once, for NCHW.
+// Kernel::layout_fit. The executor's layout pass (runtime/layout_assignment.h) first picks kernels
+// with the layouts undecided and decides the layouts from their blocked_io(); then every node whose
+// first output came out NCHW is given the pick for NCHW, which skips kBlockedOnly kernels (and the
+// layouts are decided again if that changes what a node takes). Executors without blocked
+// activations pick once, for NCHW.
 enum class LayoutFit : uint8_t {
   kAny,
   kBlockedOnly,  // faster than the next kernel only on blocked activations
@@ -87,11 +88,11 @@ enum class ActLayout : uint8_t { kNchw, kUndecided };
 struct KernelContext {
   const Graph* graph = nullptr;
   const Node* node = nullptr;
-  std::vector<const void*> inputs;  // one per node input; nullptr for an absent optional input (the
-                                    // INT8 chain kernel gets its chain input after them: int8_chain.h)
+  std::vector<const void*> inputs;  // one per node input; nullptr for an absent optional input (a
+                                    // fused group's kernel gets the group's extra inputs after them)
   std::vector<void*> outputs;       // one per node output, sized for the output tensor
   int num_threads = 1;              // threads this kernel may use (oneDNN: omp threads)
-  // fp16 mode: float outputs are held as fp16 values. The runtime rounds them after run(), unless
+  // fp16 mode: float outputs are held as fp16 values. The executor rounds them after run(), unless
   // the kernel's rounds_fp16_outputs() says run() already stored them rounded.
   bool round_fp16 = false;
   // The executor's shared scratch, or nullptr (then a kernel allocates its own).

@@ -8,7 +8,7 @@
 //   every other attribute is the ONNX node's own, kept as it was.
 // Output shapes and dtypes cannot be derived here (the computation is the application's): the
 // converter sets them, and infer only checks them, leaving them unchanged (so it is idempotent).
-// Every tensor of a Custom node is float32: the callbacks receive FP32 data (contract §2.2), and
+// Every tensor of a Custom node is float32: the callbacks receive FP32 data (docs/api-contract.md §2.2), and
 // quantized models keep Custom nodes in float with Dequantize/Quantize around them.
 #include "ops/infer_util.h"
 #include "ops/quant_infer.h"

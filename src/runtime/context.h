@@ -62,14 +62,14 @@ class Context {
   uint64_t last_frame_id() const { return frame_id_; }
   uint64_t delivered_frame_id() const { return async() ? delivered_frame_id_ : frame_id_; }
 
-  // Attribute reporting per contract §4.1, of the active shape set (m: of that model instead).
+  // Attribute reporting per docs/api-contract.md §4.1, of the active shape set (m: of that model instead).
   Status input_attr(uint32_t index, rknn_tensor_attr* attr, const Model* m = nullptr) const;
   Status output_attr(uint32_t index, rknn_tensor_attr* attr, const Model* m = nullptr) const;
-  // Native attributes per contract §4.4 (NATIVE_* queries; nhwc: the NATIVE_NHWC_* view).
+  // Native attributes per docs/api-contract.md §4.4 (NATIVE_* queries; nhwc: the NATIVE_NHWC_* view).
   Status native_input_attr(uint32_t index, bool nhwc, rknn_tensor_attr* attr, const Model* m = nullptr) const;
   Status native_output_attr(uint32_t index, bool nhwc, rknn_tensor_attr* attr, const Model* m = nullptr) const;
 
-  // Dynamic shapes (contract §4.4, docs/decisions.md): rknn_set_input_shapes (all inputs) and the
+  // Dynamic shapes (docs/api-contract.md §4.4, docs/decisions.md): rknn_set_input_shapes (all inputs) and the
   // deprecated rknn_set_input_shape (one input) select the shape set holding the given shapes.
   Status set_input_shapes(uint32_t n, const rknn_tensor_attr* attrs);
   Status set_input_shape(const rknn_tensor_attr* attr);
@@ -117,7 +117,7 @@ class Context {
   const Model* shape_set_model(size_t set) const;
   Executor& exec() const { return *execs_[active_set_]; }
   // INPUT_ATTR/OUTPUT_ATTR/NATIVE_* of a dynamic model: set 0's attribute with sizes that cover
-  // the largest set (contract §4.4: clients allocate once from them).
+  // the largest set (docs/api-contract.md §4.4: clients allocate once from them).
   Status static_attr(int cmd, rknn_tensor_attr* attr) const;
   Status input_range(rknn_input_range* r) const;
   void make_custom_ops();  // custom_ops_ for a model with Custom nodes

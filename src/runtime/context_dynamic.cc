@@ -1,7 +1,7 @@
 // runtime::Context, dynamic-shape part (docs/api-contract.md §4.4, docs/decisions.md "Dynamic
 // shapes"): selecting a shape set from the client's input attributes (each set's executor bound
-// on first use, then kept), and the queries that describe the sets. Kept apart from context.cc so that the rest of
-// the context stays shape-set agnostic: it always works on model_, the active set's model.
+// on first use, then kept), and the queries that describe the sets. Kept apart so that the rest
+// of the context stays shape-set agnostic: it always works on model_, the active set's model.
 #include <algorithm>
 #include <cstring>
 

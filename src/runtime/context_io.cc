@@ -132,7 +132,7 @@ Status Context::outputs_get(uint32_t n, rknn_output* outputs) {
   const Graph& g = model_->graph;
   for (uint32_t i = 0; i < n; ++i) {
     rknn_output& o = outputs[i];
-    o.index = i;  // the array position identifies the output (contract §4.3)
+    o.index = i;  // the array position identifies the output (docs/api-contract.md §4.3)
     const Tensor& t = g.tensor(g.outputs[i]);
     const size_t count = static_cast<size_t>(t.numel());
     const void* src = output_src(i);

@@ -43,7 +43,7 @@ Status Context::input_attr(uint32_t index, rknn_tensor_attr* a, const Model* m) 
   fill_common_attr(t, index, a);
   const Shape& s = t.shape;
   a->n_dims = static_cast<uint32_t>(s.size());
-  if (s.size() == 4) {  // 4-D inputs are reported NHWC (contract §4.1)
+  if (s.size() == 4) {  // 4-D inputs are reported NHWC (docs/api-contract.md §4.1)
     a->fmt = RKNN_TENSOR_NHWC;
     a->dims[0] = static_cast<uint32_t>(s[0]); a->dims[1] = static_cast<uint32_t>(s[2]);
     a->dims[2] = static_cast<uint32_t>(s[3]); a->dims[3] = static_cast<uint32_t>(s[1]);
@@ -92,7 +92,7 @@ Status Context::query(int cmd, void* info, uint32_t size) {
       ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_tensor_attr), "rknn_tensor_attr"));
       if (!base_model_->dynamic.empty()) return static_attr(cmd, static_cast<rknn_tensor_attr*>(info));
       return output_attr(static_cast<rknn_tensor_attr*>(info)->index, static_cast<rknn_tensor_attr*>(info));
-    // Dynamic shapes (contract §4.4): the active shape set; on a static model, its only shapes.
+    // Dynamic shapes (docs/api-contract.md §4.4): the active shape set; on a static model, its only shapes.
     case RKNN_QUERY_CURRENT_INPUT_ATTR:
       ORKNN_RETURN_IF_ERROR(need(sizeof(rknn_tensor_attr), "rknn_tensor_attr"));
       return input_attr(static_cast<rknn_tensor_attr*>(info)->index, static_cast<rknn_tensor_attr*>(info));
@@ -201,7 +201,7 @@ void set_nhwc_dims(const Shape& s, rknn_tensor_attr* a) {
 }  // namespace
 
 Status Context::native_input_attr(uint32_t index, bool nhwc, rknn_tensor_attr* a, const Model* m) const {
-  (void)nhwc;  // both native input views are NHWC (contract §4.4): the normal attribute already is
+  (void)nhwc;  // both native input views are NHWC (docs/api-contract.md §4.4): the normal attribute already is
   if (index >= n_inputs())
     return ORKNN_ERR(kInvalidParam, "rknn_query(NATIVE_INPUT_ATTR): index %u out of range (model has %u inputs)", index, n_inputs());
   ORKNN_RETURN_IF_ERROR(input_attr(index, a, m));

@@ -67,7 +67,7 @@ CustomAttr to_custom_attr(const AttrValue& v) {
   return a;
 }
 
-// A tensor as the callbacks see it (contract §2.2): FLOAT32, the ONNX dims, NCHW for 4-D and
+// A tensor as the callbacks see it (docs/api-contract.md §2.2): FLOAT32, the ONNX dims, NCHW for 4-D and
 // UNDEFINED otherwise, dense, the data at mem.virt_addr (+ mem.offset 0). `data` may be NULL
 // (init: activations do not hold data yet).
 rknn_custom_op_tensor describe(const Tensor& t, uint32_t index, const void* data) {

@@ -1,5 +1,5 @@
 // Tensor layout conversions between the ONNX layout (NCHW) and the layouts the RKNN API exposes:
-// NHWC (4-D inputs, NATIVE_NHWC_* queries) and the NPU's NC1HWC2 (native 4-D outputs), architecture §6.
+// NHWC (4-D inputs, NATIVE_NHWC_* queries) and the NPU's NC1HWC2 (native 4-D outputs), docs/api-contract.md §4.4.
 // All functions move elements by size only (1 byte int8/uint8, 2 bytes fp16, ...), so one code path
 // serves every element type.
 #pragma once

@@ -1,4 +1,4 @@
-// Zero-copy tensor memory (rknn_tensor_mem, architecture §7): real CPU memory with a real file
+// Zero-copy tensor memory (rknn_tensor_mem, docs/architecture.md "Memory"): real CPU memory with a real file
 // descriptor (memfd), or wrappers around the client's fd / physical memory. A process-wide registry
 // records which handle (context, or 0 for RKNN_MEM_FLAG_ALLOC_NO_CONTEXT) created each mem, so
 // destroy_mem can refuse unknown pointers and rknn_destroy can free what a client left behind.

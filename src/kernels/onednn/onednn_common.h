@@ -5,7 +5,7 @@
 // Threading: oneDNN (OpenMP build) sizes its work split from omp_get_max_threads() when a primitive
 // descriptor is created, and runs with omp's thread count of the calling thread. So both prepare()
 // (around primitive creation) and run() set omp_set_num_threads(ctx.num_threads) on the calling
-// thread, as architecture.md §6 asks.
+// thread (docs/architecture.md "Threads").
 #pragma once
 #include <oneapi/dnnl/dnnl.hpp>
 

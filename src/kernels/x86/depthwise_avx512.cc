@@ -1,4 +1,4 @@
-// Hand-written AVX-512 depthwise Conv in NCHW, float32 and INT8 (architecture §4: depthwise
+// Hand-written AVX-512 depthwise Conv in NCHW, float32 and INT8 (docs/kernels.md: depthwise
 // convolution reaches under 10% of peak in the libraries, and mobile networks are dominated by it).
 //
 // Handles: 2-D Conv with group == C_in == C_out (channel multiplier 1), kernel 3x3, 3x5, 5x3 or
