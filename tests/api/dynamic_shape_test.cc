@@ -1,4 +1,4 @@
-// Dynamic input shapes end to end through librknnrt.so (contract §1.4, §4.4): a model converted
+// Dynamic input shapes end to end through librknnrt.so (docs/api-contract.md §1.4, §4.4): a model converted
 // with three shape sets (converter -> writer -> loader -> runtime), checked per set against the
 // same network converted statically at that shape (bit-identical) and against a naive expectation
 // (dynamic_shape_model.h); set switching, the queries, zero copy, error paths, corrupt files.

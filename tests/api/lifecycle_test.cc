@@ -1,4 +1,4 @@
-// The general API through librknnrt.so: lifecycle, conversions, attribute reporting (contract §4)
+// The general API through librknnrt.so: lifecycle, conversions, attribute reporting (docs/api-contract.md §4)
 // and every documented error path. The model is built here from the IR and written with our writer.
 #include <gtest/gtest.h>
 
@@ -105,7 +105,7 @@ TEST(CApiLifecycle, RunsAndReportsLikeTheVendorRuntime) {
   EXPECT_EQ(a.n_dims, 2u);
   EXPECT_EQ(a.dims[0], 3u); EXPECT_EQ(a.dims[1], 4u); EXPECT_EQ(a.dims[2], 0u);
 
-  // FLOAT32 NCHW input, sized n_elems*4 although the input is reported FLOAT16 (contract §4.2).
+  // FLOAT32 NCHW input, sized n_elems*4 although the input is reported FLOAT16 (docs/api-contract.md §4.2).
   std::vector<float> x = kX;
   rknn_input in{};
   in.index = 0; in.buf = x.data(); in.size = 48; in.type = RKNN_TENSOR_FLOAT32; in.fmt = RKNN_TENSOR_NCHW;

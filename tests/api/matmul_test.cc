@@ -39,7 +39,7 @@ Types types_of(int t) {
   }
 }
 
-// Tiles from api-contract §5 / the header, per platform.
+// Tiles from docs/api-contract.md §5 / the header, per platform.
 struct Tiles {
   int a_subk, b_subn, b_subk, c_sub, kseg, k_align, n_align;
 };

@@ -1,4 +1,4 @@
-// I/O of quantized models through librknnrt.so (contract §4.1-4.3, docs/numerics.md): INT8 AFFINE
+// I/O of quantized models through librknnrt.so (docs/api-contract.md §4.1-4.3, docs/numerics.md): INT8 AFFINE
 // attributes with the real zero point and scale, UINT8 images normalised and quantized inside the
 // runtime, pass_through of native int8 data, want_float=0 raw int8 and want_float=1 dequantized.
 // The model (quantized input -> Relu table op -> quantized output) is built from the IR here.

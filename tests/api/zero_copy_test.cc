@@ -1,4 +1,4 @@
-// Zero-copy memory and native layouts through librknnrt.so (contract §1.4, §4.4): rknn_create_mem*,
+// Zero-copy memory and native layouts through librknnrt.so (docs/api-contract.md §1.4, §4.4): rknn_create_mem*,
 // destroy_mem, mem_sync, the NATIVE_* queries and rknn_set_io_mem, checked against the same model
 // run through inputs_set/outputs_get with outputs re-laid-out by a naive loop written here.
 #include <fcntl.h>
@@ -277,7 +277,7 @@ TEST(ZeroCopyMem, DestroyContextFreesLeftoverMems) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Native attributes (contract §4.4)
+// Native attributes (docs/api-contract.md §4.4)
 
 TEST(NativeAttrs, FloatModelOnRk3568) {
   Ctx c;
