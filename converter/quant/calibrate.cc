@@ -3,10 +3,10 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
-#include <thread>
 
 #include "common/fp16.h"
 #include "common/log.h"
+#include "common/threads.h"
 #include "runtime/executor.h"
 
 namespace orknn {
@@ -89,9 +89,8 @@ Status calibrate(const Graph& float_graph, const std::vector<CalibrationSample>&
     for (int id : n.outputs) add(id);
   std::vector<Observer> observers(observed.size(), Observer(alg));
 
-  const unsigned hw = std::thread::hardware_concurrency();
   std::unique_ptr<Executor> runner;
-  Status st = Executor::create_keep_all(g, /*allow_fast=*/true, hw == 0 ? 1 : static_cast<int>(hw), &runner);
+  Status st = Executor::create_keep_all(g, /*allow_fast=*/true, usable_cpus(), &runner);
   if (!st.ok()) return Status(st.code(), "calibration: " + st.message());
 
   auto observe = [&](int id) {

@@ -1,19 +1,30 @@
 #include "common/threads.h"
 
-#include <dirent.h>
-#include <omp.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
 namespace orknn {
 namespace {
+
+// A directory entry as getdents64 returns it (the kernel's struct; glibc declares none).
+struct linux_dirent64 {
+  uint64_t d_ino;
+  int64_t d_off;
+  unsigned short d_reclen;
+  unsigned char d_type;
+  char d_name[1];
+};
 
 std::string read_file(const std::string& path) {
   std::ifstream f(path);
@@ -44,24 +55,39 @@ int64_t now_ns() {
 
 // Sum over this process's threads of the time they spent runnable but waiting for a CPU
 // (/proc/self/task/*/schedstat, second field), in ns; -1 when the kernel does not report it.
+// Called inside rknn_run, so it allocates nothing: raw system calls on stack buffers.
 int64_t process_run_delay_ns() {
-  DIR* d = opendir("/proc/self/task");
-  if (!d) return -1;
+  const int dir = ::open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return -1;
   int64_t total = 0;
   bool any = false;
-  while (dirent* e = readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    const std::string path = std::string("/proc/self/task/") + e->d_name + "/schedstat";
-    if (FILE* f = std::fopen(path.c_str(), "r")) {
-      unsigned long long on_cpu = 0, delay = 0;
-      if (std::fscanf(f, "%llu %llu", &on_cpu, &delay) == 2) {
-        total += static_cast<int64_t>(delay);
-        any = true;
-      }
-      std::fclose(f);
+  alignas(8) char entries[4096];
+  for (long n; (n = ::syscall(SYS_getdents64, dir, entries, sizeof(entries))) > 0;) {
+    for (long off = 0; off < n;) {
+      const auto* e = reinterpret_cast<const struct linux_dirent64*>(entries + off);
+      off += e->d_reclen;
+      if (e->d_name[0] == '.') continue;
+      char path[96];
+      if (std::snprintf(path, sizeof(path), "/proc/self/task/%.40s/schedstat", e->d_name) >= static_cast<int>(sizeof(path)))
+        continue;
+      const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      char text[128];
+      const ssize_t len = ::read(fd, text, sizeof(text) - 1);
+      ::close(fd);
+      if (len <= 0) continue;
+      text[len] = '\0';
+      char* end = nullptr;
+      std::strtoull(text, &end, 10);  // time on a CPU
+      if (end == text) continue;
+      const char* delay = end;
+      const unsigned long long ns = std::strtoull(delay, &end, 10);
+      if (end == delay) continue;
+      total += static_cast<int64_t>(ns);
+      any = true;
     }
   }
-  closedir(d);
+  ::close(dir);
   return any ? total : -1;
 }
 
@@ -70,7 +96,6 @@ std::atomic<int> g_active_runs{0};
 std::atomic<int64_t> g_contended_until_ns{0};  // runs before this go sequential
 std::atomic<int64_t> g_next_probe_ns{0};       // the first run with threads after this measures
 std::atomic<int64_t> g_backoff_ns{0};          // how long the last contention sent runs sequential
-std::atomic<int> g_forced{0};                  // RunThreads::ForceContended
 
 constexpr int64_t kProbeEveryNs = 100'000'000;       // a measuring run at most every 100 ms
 constexpr int64_t kFirstBackoffNs = 250'000'000;     // contention found: 250 ms sequential,
@@ -107,11 +132,16 @@ int usable_cpus() {
   return cpus;
 }
 
-RunThreads::RunThreads(int planned) : planned_(std::max(1, planned)), threads_(planned_) {
+RunThreads::RunThreads(int planned) : threads_(std::max(1, planned)) {
   const int active = g_active_runs.fetch_add(1) + 1;
-  if (planned_ <= 1) return;
+  if (threads_ <= 1) return;
+  const char* forced = std::getenv("OPENRKNN_BUSY_HOST");
+  if (forced && *forced) {
+    if (std::strcmp(forced, "0") != 0) threads_ = 1;
+    return;
+  }
   const int64_t now = now_ns();
-  if (g_forced.load() > 0 || usable_cpus() - (active - 1) < planned_ || now < g_contended_until_ns.load()) {
+  if (usable_cpus() - (active - 1) < threads_ || now < g_contended_until_ns.load()) {
     threads_ = 1;
   } else if (now >= g_next_probe_ns.load()) {
     g_next_probe_ns.store(now + kProbeEveryNs);
@@ -119,14 +149,9 @@ RunThreads::RunThreads(int planned) : planned_(std::max(1, planned)), threads_(p
     probing_ = start_delay_ns_ >= 0;
     start_ns_ = now;
   }
-  if (threads_ == 1) {
-    saved_levels_ = omp_get_max_active_levels();
-    omp_set_max_active_levels(0);  // this thread's teams only (a per-thread OpenMP setting)
-  }
 }
 
 RunThreads::~RunThreads() {
-  if (saved_levels_ >= 0) omp_set_max_active_levels(saved_levels_);
   g_active_runs.fetch_sub(1);
   if (!probing_) return;
   const int64_t now = now_ns(), delay = process_run_delay_ns();
@@ -140,8 +165,5 @@ RunThreads::~RunThreads() {
     g_backoff_ns.store(0);
   }
 }
-
-RunThreads::ForceContended::ForceContended() { g_forced.fetch_add(1); }
-RunThreads::ForceContended::~ForceContended() { g_forced.fetch_sub(1); }
 
 }  // namespace orknn

@@ -134,7 +134,7 @@ Status Context::set_threads_from_mask(rknn_core_mask mask) {
   const rknn_core_mask old = core_mask_;
   core_mask_ = mask;
   if (num_threads() == planned_threads_ || execs_.empty()) return Status::Ok();
-  Status st = plan();  // oneDNN's primitives are built for the threads they run on
+  Status st = plan();  // kernels plan their work for a thread count at prepare
   if (!st.ok()) {
     core_mask_ = old;
     ORKNN_RETURN_IF_ERROR(plan());
@@ -160,8 +160,12 @@ Status Context::plan() {
     exec_opts_.custom_kernel = [this](const Graph& graph, const Node& n) { return custom_ops_->make_kernel(graph, n); };
   // Every shape set's executor is planned now: the arena (one per context) must fit the largest.
   execs_.clear();  // before the scratch they may point into is reset
+  single_execs_.clear();
+  last_run_exec_ = nullptr;
   scratch_.reset();
   execs_.resize(n_shape_sets());
+  single_execs_.resize(n_shape_sets());
+  single_failed_.assign(n_shape_sets(), 0);
   size_t arena_size = 0;
   for (size_t s = 0; s < execs_.size(); ++s) {
     ORKNN_RETURN_IF_ERROR(Executor::plan(shape_set_model(s)->graph, exec_opts_, &execs_[s]));
@@ -205,6 +209,29 @@ Status Context::plan() {
              g.nodes.size(), model_->weight_bytes, arena_size_, static_cast<double>(model_->macs) / 1e6, planned_threads_,
              model_->platform->name);
   return Status::Ok();
+}
+
+Executor* Context::single_thread_exec() {
+  // Custom nodes keep one kernel each: the application's init/prepare run once per node.
+  if (planned_threads_ <= 1 || custom_ops_ || single_failed_[active_set_]) return nullptr;
+  std::unique_ptr<Executor>& one = single_execs_[active_set_];
+  if (!one) {
+    ExecOptions opts = exec_opts_;
+    opts.num_threads = 1;
+    Status st = Executor::plan(exec().graph(), opts, &one);
+    if (st.ok() && !one->same_arena_plan(exec()))
+      st = ORKNN_ERR(kFail, "its arena plan differs from the context's");
+    if (st.ok()) st = one->bind(arena_, &scratch_);
+    if (!st.ok()) {
+      ORKNN_LOGW("runs on a busy host keep %d threads: no one-thread executor (%s)", planned_threads_,
+                 st.message().c_str());
+      one.reset();
+      single_failed_[active_set_] = 1;
+      return nullptr;
+    }
+    ORKNN_LOGI("busy host: this context's runs go single-threaded while the CPUs are taken");
+  }
+  return one.get();
 }
 
 Status Context::bind_active() {
@@ -262,8 +289,11 @@ Status Context::run() {
   const bool timed = (flags_ & RKNN_FLAG_COLLECT_PERF_MASK) || log_enabled(LogLevel::kTrace);
   using clock = std::chrono::steady_clock;
   const auto t0 = clock::now();
-  Executor& e = exec();
-  const RunThreads threads(planned_threads_);  // fewer when the CPUs are taken (common/threads.h)
+  // One thread instead of the planned ones while the CPUs are taken (common/threads.h).
+  const RunThreads threads(planned_threads_);
+  Executor* one = threads.threads() < planned_threads_ ? single_thread_exec() : nullptr;
+  Executor& e = one ? *one : exec();
+  last_run_exec_ = &e;
   ORKNN_RETURN_IF_ERROR(e.run(timed, [&](size_t k) {
     // A custom operator's callback failure ends the run with its code (runtime/custom_ops.h).
     return custom_ops_ && e.step_node(k).op == OpId::Custom ? custom_ops_->take_run_error() : Status::Ok();

@@ -116,6 +116,10 @@ class Context {
   size_t n_shape_sets() const { return std::max<size_t>(1, base_model_->dynamic.sets.size()); }
   const Model* shape_set_model(size_t set) const;
   Executor& exec() const { return *execs_[active_set_]; }
+  // The active set's executor prepared for one thread, for runs on a busy host (common/threads.h):
+  // planned and bound on first use; nullptr when the context plans one thread anyway, has custom
+  // operators, or cannot share the arena plan of exec().
+  Executor* single_thread_exec();
   // INPUT_ATTR/OUTPUT_ATTR/NATIVE_* of a dynamic model: set 0's attribute with sizes that cover
   // the largest set (docs/api-contract.md §4.4: clients allocate once from them).
   Status static_attr(int cmd, rknn_tensor_attr* attr) const;
@@ -136,8 +140,8 @@ class Context {
   }
   const void* output_src(uint32_t index) const;  // what outputs_get reads for output `index`
   void* tensor_ptr(int tensor_id) const;
-  // Thread count changes (core mask, batch core number) re-plan: oneDNN builds its primitives
-  // for the threads they run on.
+  // Thread count changes (core mask, batch core number) re-plan: kernels plan their work for a
+  // thread count at prepare (oneDNN's primitives, per-thread scratch).
   Status set_threads_from_mask(rknn_core_mask mask);
   int num_threads() const;    // threads_for_model(threads_asked(), the model's MACs)
   int threads_asked() const;  // OPENRKNN_NUM_THREADS, else the core mask's share of the host
@@ -163,6 +167,11 @@ class Context {
   // freed after the kernels that point into it.
   SharedScratch scratch_;
   std::vector<std::unique_ptr<Executor>> execs_;  // per shape set; bound on first use
+  // Per shape set: the one-thread executor of busy-host runs (null until needed), and whether
+  // making it failed (then runs keep exec()).
+  std::vector<std::unique_ptr<Executor>> single_execs_;
+  std::vector<uint8_t> single_failed_;
+  const Executor* last_run_exec_ = nullptr;  // what the last run ran (PERF_DETAIL)
   std::vector<bool> input_set_;
   std::vector<UInt8InputTable> uint8_tables_;
   std::vector<void*> owned_output_bufs_;  // buffers handed out by outputs_get (is_prealloc == 0)

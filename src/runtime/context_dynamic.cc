@@ -42,6 +42,7 @@ Status Context::select_shape_set(size_t set) {
   std::shared_ptr<const Model> prev_model = model_;
   model_ = set == 0 ? base_model_ : base_model_->shape_set_models[set];
   active_set_ = set;
+  last_run_exec_ = nullptr;
   if (Status st = bind_active(); !st.ok()) {
     model_ = std::move(prev_model);
     active_set_ = prev_set;

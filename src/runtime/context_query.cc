@@ -164,7 +164,7 @@ Status Context::query(int cmd, void* info, uint32_t size) {
         perf_detail_ = strfmt("%-5s %-22s %-32s %-18s %-20s %-8s %12s %10s\n", "ID", "OpType", "Name", "Kernel",
                               "OutputShape", "Layout", "MACs", "Time(us)");
         int64_t total = 0;
-        const Executor& e = exec();
+        const Executor& e = last_run_exec_ ? *last_run_exec_ : exec();
         for (size_t i = 0; i < e.num_steps(); ++i) {
           const Node& n = e.step_node(i);
           const Tensor& y = model_->graph.tensor(n.outputs[0]);

@@ -88,6 +88,9 @@ class Executor {
   bool output_blocked(size_t k) const { return steps_[k].ctx.output_blocked(0); }
   int64_t step_last_us(size_t k) const { return steps_[k].last_us; }
   bool tensor_blocked(int id) const { return blocked_[static_cast<size_t>(id)] != 0; }
+  // True when `other` places every tensor where this one does (same kernels, layouts and arena):
+  // the two may run in turn on one arena.
+  bool same_arena_plan(const Executor& other) const { return offset_ == other.offset_ && blocked_ == other.blocked_; }
 
   // ---- executors that keep every tensor (ExecOptions::keep_all_tensors) ----
   // Copies graph input i from `data` (the tensor's dtype, NCHW, exactly its bytes); in fp16 mode

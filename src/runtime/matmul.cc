@@ -350,10 +350,10 @@ Status MatmulContext::run() {
                        b.mem->size, shapes_[current_].M, ops[i]->size);
     data[i] = static_cast<char*>(b.mem->virt_addr) + b.mem->offset;
   }
-  const RunThreads guard(threads_);  // fewer when the CPUs are taken (common/threads.h)
+  const RunThreads threads(threads_);  // one while the CPUs are taken (common/threads.h)
   for (const std::unique_ptr<MatmulEngine>& e : engines_) {
     bool handled = false;
-    ORKNN_RETURN_IF_ERROR(e->run(current_, data, quant_, threads_, &handled));
+    ORKNN_RETURN_IF_ERROR(e->run(current_, data, quant_, threads.threads(), &handled));
     if (handled) return Status::Ok();
   }
   return ORKNN_ERR(kFail, "no matmul engine serves %s (M=%d K=%d N=%d)", get_matmul_type_string(info_.type),

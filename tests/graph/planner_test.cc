@@ -53,9 +53,8 @@ TEST(Planner, OverlappingLifetimesNeverShareBytes) {
   }
 }
 
-TEST(Planner, ChainReusesMemory) {
-  // in -> t0 -> t1 -> t2 -> t3 (each 1000 floats): the input lives to the end (it must survive for
-  // the next run), and of t0..t3 only two are ever alive at once: three slots.
+// in -> t0 -> t1 -> t2 -> t3, each 1000 floats (4000 bytes, 4032 rounded up to 64).
+Graph relu_chain() {
   Graph g;
   int prev = g.add_tensor("in", {1000}, DType::kF32);
   g.inputs.push_back(GraphInput{prev, {}, {}});
@@ -68,8 +67,14 @@ TEST(Planner, ChainReusesMemory) {
     g.nodes.push_back(n);
   }
   g.outputs = {prev};
-  ArenaPlan p = plan_arena(g);
-  EXPECT_EQ(p.arena_size, 3 * 4032u);  // 4000 bytes rounded up to 64 -> 4032, three slots
+  return g;
+}
+
+TEST(Planner, ChainReusesMemory) {
+  // The input lives to the end (it must survive for the next run), and of t0..t3 only two are
+  // ever alive at once: three slots.
+  ArenaPlan p = plan_arena(relu_chain());
+  EXPECT_EQ(p.arena_size, 3 * 4032u);
 }
 
 // A tensor gets the bytes the layout pass gives it (a padded nChw16c activation takes more than
@@ -98,21 +103,9 @@ TEST(Planner, TensorsGetTheBytesTheLayoutPassGives) {
 // keep_all: no tensor shares bytes with another (the chain of four Relus of ChainReusesMemory,
 // which then needs five slots instead of three), so every value is still there after the run.
 TEST(Planner, KeepAllGivesEveryTensorItsOwnBytes) {
-  Graph g;
-  int prev = g.add_tensor("in", {1000}, DType::kF32);
-  g.inputs.push_back(GraphInput{prev, {}, {}});
-  for (int i = 0; i < 4; ++i) {
-    Node n;
-    n.op = OpId::Relu;
-    n.inputs = {prev};
-    prev = g.add_tensor("t" + std::to_string(i), {1000}, DType::kF32);
-    n.outputs = {prev};
-    g.nodes.push_back(n);
-  }
-  g.outputs = {prev};
   ArenaOptions o;
   o.keep_all = true;
-  const ArenaPlan p = plan_arena(g, o);
+  const ArenaPlan p = plan_arena(relu_chain(), o);
   EXPECT_EQ(p.arena_size, 5 * 4032u);
   std::vector<size_t> offsets(p.offset.begin(), p.offset.end());
   std::sort(offsets.begin(), offsets.end());
@@ -122,20 +115,9 @@ TEST(Planner, KeepAllGivesEveryTensorItsOwnBytes) {
 // A read the graph does not show (a fused kernel reading a chain's input at its last node) keeps
 // the tensor alive until then: a chain of four Relus, the first output also read at the last node.
 TEST(Planner, ExtraReadExtendsTheLifetime) {
-  Graph g;
-  int prev = g.add_tensor("in", {1000}, DType::kF32);
-  g.inputs.push_back(GraphInput{prev, {}, {}});
+  const Graph g = relu_chain();
   std::vector<int> t;
-  for (int i = 0; i < 4; ++i) {
-    Node n;
-    n.op = OpId::Relu;
-    n.inputs = {prev};
-    prev = g.add_tensor("t" + std::to_string(i), {1000}, DType::kF32);
-    t.push_back(prev);
-    n.outputs = {prev};
-    g.nodes.push_back(n);
-  }
-  g.outputs = {prev};
+  for (const Node& n : g.nodes) t.push_back(n.outputs[0]);
   EXPECT_EQ(plan_arena(g).arena_size, 3 * 4032u);
   ArenaOptions o;
   o.extra = {{t[0], 3}};

@@ -342,9 +342,14 @@ const std::vector<uint8_t>* converted(const std::string& onnx_name) {
 struct Params {
   const char* onnx;  // file in the models directory, without .onnx
   int threads;
+  // The host taken to be busy (OPENRKNN_BUSY_HOST=1: runs on the context's one-thread executor,
+  // made during the warm-up frames), else idle (=0), whatever the machine running the test does.
+  bool busy = false;
 };
 
-void PrintTo(const Params& p, std::ostream* os) { *os << p.onnx << " at " << p.threads << " thread(s)"; }
+void PrintTo(const Params& p, std::ostream* os) {
+  *os << p.onnx << " at " << p.threads << " thread(s)" << (p.busy ? " on a busy host" : "");
+}
 
 // What is asserted about a frame after warm-up:
 //   - no allocation outside oneDNN and libgomp: strict;
@@ -357,7 +362,7 @@ void PrintTo(const Params& p, std::ostream* os) { *os << p.onnx << " at " << p.t
 //     with kernels/parallel.h, which calls the body directly instead of entering a one-thread region.
 
 std::string param_name(const testing::TestParamInfo<Params>& p) {
-  return std::string(p.param.onnx) + "_" + std::to_string(p.param.threads) + "threads";
+  return std::string(p.param.onnx) + "_" + std::to_string(p.param.threads) + "threads" + (p.param.busy ? "_busy" : "");
 }
 
 class RunAllocations : public testing::TestWithParam<Params> {
@@ -368,6 +373,7 @@ class RunAllocations : public testing::TestWithParam<Params> {
     const std::vector<uint8_t>* bytes = converted(GetParam().onnx);
     ASSERT_NE(bytes, nullptr);
     model_ = *bytes;
+    busy_ = std::make_unique<SetEnv>("OPENRKNN_BUSY_HOST", GetParam().busy ? "1" : "0");  // read by every run
     // rknn_init reads both: the threads asked, used even for a model of few MACs.
     const SetEnv threads("OPENRKNN_NUM_THREADS", std::to_string(GetParam().threads).c_str());
     const SetEnv every_model("OPENRKNN_MIN_THREADED_MACS", "0");
@@ -387,6 +393,7 @@ class RunAllocations : public testing::TestWithParam<Params> {
   void TearDown() override {
     g_backtrace = false;
     if (ctx_) EXPECT_EQ(rknn_destroy(ctx_), RKNN_SUCC);
+    busy_.reset();
   }
 
   // rknn_inputs_set of the float32 NCHW input.
@@ -446,6 +453,7 @@ class RunAllocations : public testing::TestWithParam<Params> {
   static constexpr int kMeasured = 3;
 
   std::vector<uint8_t> model_;
+  std::unique_ptr<SetEnv> busy_;
   rknn_context ctx_ = 0;
   rknn_tensor_attr in_attr_, out_attr_;
   std::vector<float> input_, output_;
@@ -526,6 +534,7 @@ TEST_P(RunAllocations, RuntimeAllocatedOutputIsCounted) {
 INSTANTIATE_TEST_SUITE_P(Models, RunAllocations,
                          testing::Values(Params{"mobilenet_v2", 1}, Params{"mobilenet_v2", 2},
                                          Params{"resnet18_qdq", 1}, Params{"resnet18_qdq", 2},
+                                         Params{"mobilenet_v2", 2, true}, Params{"resnet18_qdq", 2, true},
                                          // Concat / Transpose / Slice copies on threads, views,
                                          // x86_pw_f32, x86_stem_f32, the head's ReduceMean on x86_gap_f32.
                                          Params{"shufflenet_v2_x1_0", 2}),

@@ -21,8 +21,8 @@
 // Nothing is cached across runs except primitives and buffers: B may change at any time.
 
 // Shapes may differ in M, K and N (a per-channel or per-group B keeps K and N): the buffers are
-// sized for the largest, and each shape has its primitive, built on its first run for the thread
-// count of that run (rebuilt when it changes).
+// sized for the largest, and each shape has its primitives, built on first use: one for a single
+// thread, one for the context's thread count (rebuilt when that changes).
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -113,7 +113,7 @@ class OnednnMatmulEngine : public MatmulEngine {
       f.b_f32.resize(kn);
       f.acc_f32.resize(mn);
     }
-    prims_.resize(p_.shapes.size());
+    prims_.resize(2 * p_.shapes.size());
     try {
       stream_ = dnnl::stream(onednn::cpu_engine());
     } catch (const dnnl::error& e) {
@@ -125,7 +125,7 @@ class OnednnMatmulEngine : public MatmulEngine {
   Status run(size_t shape, void* const data[3], const MatmulQuant quant[3], int threads, bool* handled) override {
     *handled = false;
     Buffers& f = f_;
-    Prim& p = prims_[shape];
+    Prim& p = prims_[2 * shape + (threads > 1 ? 1 : 0)];
     const int M = p_.shapes[shape].M, K = p_.shapes[shape].K, N = p_.shapes[shape].N;
     if (p.threads != threads) build_prim(p, M, K, N, threads);
     if (!p.usable) return Status::Ok();
@@ -342,7 +342,9 @@ class OnednnMatmulEngine : public MatmulEngine {
 
   MatmulProblem p_;
   Buffers f_;
-  std::vector<Prim> prims_;  // one per shape
+  // Per shape, one for a single thread and one for the context's threads (runs on a busy host go
+  // single-threaded, common/threads.h); built on first use.
+  std::vector<Prim> prims_;
   dnnl::memory scratch_;     // user scratchpad shared by the primitives (one run at a time)
   size_t scratch_bytes_ = 0;
   dnnl::stream stream_;
