@@ -39,6 +39,10 @@ class SharedScratch {
   bool allocate();
   // Forgets every request and frees the buffer (the kernels that asked are gone).
   void reset();
+  // The requests so far, and forgetting those made after such a mark (kernels that asked and are
+  // gone: an executor whose binding failed).
+  size_t mark() const { return binds_.size(); }
+  void rollback(size_t mark) { if (mark < binds_.size()) binds_.resize(mark); }
   size_t bytes() const { return bytes_; }
   // Tests: overwrite the buffer with `byte`, as the other kernels of an executor would leave it
   // (a kernel must not expect anything of its contents at the start of a run).

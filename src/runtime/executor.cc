@@ -150,14 +150,20 @@ Status Executor::bind(uint8_t* arena, SharedScratch* scratch) {
     for (int t : n.outputs) s.ctx.outputs.push_back(t >= 0 ? tensor_ptr(t) : nullptr);
     s.ctx.scratch = scratch;
   }
+  // A failed binding leaves no request behind: the caller drops these kernels.
+  const size_t mark = scratch ? scratch->mark() : 0;
   for (Step& s : steps_) {
     Status st = s.kernel->prepare(s.ctx);
-    if (!st.ok())
+    if (!st.ok()) {
+      if (scratch) scratch->rollback(mark);
       return ORKNN_ERR(kInvalidModel, "node '%s' (%s): kernel %s: %s", s.ctx.node->name.c_str(), op_name(s.ctx.node->op),
                        s.kernel_name.c_str(), st.message().c_str());
+    }
   }
-  if (scratch && !scratch->allocate())
+  if (scratch && !scratch->allocate()) {
+    scratch->rollback(mark);
     return ORKNN_ERR(kNoMemory, "cannot allocate the kernels' %zu-byte scratch buffer", scratch->bytes());
+  }
   bound_ = true;
   return Status::Ok();
 }

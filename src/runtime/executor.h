@@ -54,8 +54,8 @@ class Executor {
 
   // Gives every kernel its tensors in `arena` (arena_bytes() bytes or more, 64-byte aligned, kept
   // by the caller) and prepares them. `scratch` is shared with the caller's other executors that
-  // never run at the same time as this one; nullptr: one of its own. On error nothing stays
-  // prepared.
+  // never run at the same time as this one; nullptr: one of its own. Once per executor; on error
+  // the executor must be dropped (it leaves no scratch request behind).
   Status bind(uint8_t* arena, SharedScratch* scratch);
   bool bound() const { return bound_; }
 
