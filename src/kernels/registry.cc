@@ -43,9 +43,9 @@ bool kernel_disabled(const char* name) {
     const char* end = std::strchr(p, ',');
     if (!end) end = p + std::strlen(p);
     const size_t n = static_cast<size_t>(end - p);
-    if (n > 0 && p[n - 1] == '*' ? len >= n - 1 && std::strncmp(p, name, n - 1) == 0
-                                 : n == len && std::strncmp(p, name, n) == 0)
-      return true;
+    const bool prefix = n > 0 && p[n - 1] == '*';
+    const size_t cmp = prefix ? n - 1 : n;
+    if (n > 0 && (prefix ? len >= cmp : len == cmp) && std::strncmp(p, name, cmp) == 0) return true;
     p = *end ? end + 1 : end;
   }
   return false;

@@ -1,6 +1,8 @@
 // Every op in src/ops/op_list.inc has an infer function and a reference kernel.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "graph/ir.h"
 #include "kernels/kernel.h"
 #include "ops/op.h"
@@ -77,6 +79,23 @@ TEST(OpRegistry, InferRejectsMalformedNodesWithoutCrashing) {
       }
     }
   }
+}
+
+// OPENRKNN_DISABLE_KERNELS: a comma list of exact kernel names, or prefixes ending in '*'.
+TEST(OpRegistry, DisableKernelsMatchesNamesAndPrefixes) {
+  setenv("OPENRKNN_DISABLE_KERNELS", "onednn_conv,,avx512_int8*", 1);
+  EXPECT_TRUE(kernel_disabled("onednn_conv"));
+  EXPECT_FALSE(kernel_disabled("onednn_conv_act_pass"));  // exact name, not a prefix
+  EXPECT_FALSE(kernel_disabled("onednn"));
+  EXPECT_TRUE(kernel_disabled("avx512_int8"));
+  EXPECT_TRUE(kernel_disabled("avx512_int8_table"));
+  EXPECT_FALSE(kernel_disabled("avx512_fp16"));
+  EXPECT_FALSE(kernel_disabled(""));
+  EXPECT_FALSE(kernel_disabled(nullptr));
+  setenv("OPENRKNN_DISABLE_KERNELS", "*", 1);
+  EXPECT_TRUE(kernel_disabled("anything"));
+  unsetenv("OPENRKNN_DISABLE_KERNELS");
+  EXPECT_FALSE(kernel_disabled("onednn_conv"));
 }
 
 }  // namespace
