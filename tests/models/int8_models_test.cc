@@ -7,7 +7,7 @@
 //     (classifiers: cosine and top-1; PP-OCRv4 det: the thresholded text map; PP-OCRv4 rec: the
 //     decoded string);
 //   - ONNX Runtime's output of a QDQ model made by tests/models/make_qdq.py (computed beforehand by
-//     ort_reference.js): our conversion of the same QDQ file must give the same result.
+//     ort_reference.py): our conversion of the same QDQ file must give the same result.
 // Bounds are the ones the issue sets (cosine >= 0.98, same top-1 on most inputs, IoU >= 0.9, same
 // strings), except mobilenet_v2's cosine (0.97, reason at the check); what was measured is printed
 // ("[  metrics ]" lines) for the closing note. The QDQ check is tighter (same arithmetic, see there).
@@ -221,7 +221,7 @@ TEST(Int8Classifiers, AgreeWithFloatModelsOnHeldOutInputs) {
   // The issue's bound is cosine >= 0.98. mobilenet_v2 with these random weights cannot reach it
   // with per-tensor int8 activations, whoever quantizes it: ONNX Runtime running make_qdq.py's QDQ
   // version of the same model (per-channel weights, min/max activations on 16 images) is at cosine
-  // 0.978 from the float model on the reference input (ort_reference.js prints it), and a quick
+  // 0.978 from the float model on the reference input (ort_reference.py prints it), and a quick
   // PyTorch fake-quantization (per-channel weights, per-tensor min/max activations) gave 0.967-0.973
   // on these held-out inputs, with no single layer to blame (keeping any one Conv in float gained at
   // most 0.005). Measured here: 0.974-0.980 with normal and mmse calibration, 0.9783-0.9803 with kl
