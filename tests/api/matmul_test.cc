@@ -14,6 +14,7 @@
 #include "common/fp16.h"
 #include "rknn_api.h"
 #include "rknn_matmul_api.h"
+#include "testutil/cpu.h"
 
 namespace {
 
@@ -631,8 +632,8 @@ TEST_F(MatmulTest, AlignmentAndArgumentErrors) {
 // for bit. Its AVX2 gemm splits K over threads for some shapes: there fp16-A results may differ in
 // fp32 summation order only, checked against 1e-5 * sqrt(K) of the largest |C|.
 TEST_F(MatmulTest, MultiThreadedMatchesSingleThread) {
-  const bool avx512_core = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  const bool avx512_core = ORKNN_X86_HAS("avx512f") && ORKNN_X86_HAS("avx512bw") &&
+                           ORKNN_X86_HAS("avx512vl") && ORKNN_X86_HAS("avx512dq");
   auto expect_same = [&](const std::vector<uint8_t>& one, const std::vector<uint8_t>& more, int type, int K,
                          const char* what) {
     if (type == 2 || avx512_core) {

@@ -60,7 +60,7 @@ class ToolTest : public ::testing::Test {
   // when the tool did not exit normally.
   int run(const std::string& args, std::string* out = nullptr) {
     const std::filesystem::path log = dir_ / "out.txt";
-    const std::string cmd = tool_.string() + " " + args + " > " + log.string() + " 2>&1";
+    const std::string cmd = ORKNN_TOOL_LAUNCHER + tool_.string() + " " + args + " > " + log.string() + " 2>&1";
     const int rc = std::system(cmd.c_str());
     std::ifstream f(log);
     std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());

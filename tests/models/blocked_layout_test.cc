@@ -13,6 +13,7 @@
 #include "model/model_io.h"
 #include "model_test_util.h"
 #include "rknn_api.h"
+#include "testutil/cpu.h"
 
 namespace orknn {
 namespace {
@@ -70,7 +71,7 @@ size_t layers_in_layout(const std::string& perf, const char* op, const char* lay
   return n;
 }
 
-bool has_avx512() { return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw"); }
+bool has_avx512() { return ORKNN_X86_HAS("avx512f") && ORKNN_X86_HAS("avx512bw"); }
 
 // Pointwise and depthwise convolutions (oneDNN and the hand-written depthwise kernel), residual Adds.
 TEST(BlockedLayout, MobilenetV2BitIdenticalToNchw) {
@@ -135,7 +136,7 @@ TEST(BlockedLayout, Int8Squeezenet11ConcatsNhwc) {
 // the 12 pointwise layers of at least 16x16 pixels; oneDNN the others.
 TEST(BlockedLayout, Int8MobilenetV2BitIdenticalToNchw) {
   if (!has_avx512()) GTEST_SKIP() << "CPU without AVX-512";
-  if (!__builtin_cpu_supports("avx512vnni")) {
+  if (!ORKNN_X86_HAS("avx512vnni")) {
     expect_model_blocked_matches_nchw("mobilenet_v2_qdq", ConvertOptions(), "nhwc", 30);
     return;
   }
@@ -146,7 +147,7 @@ TEST(BlockedLayout, Int8MobilenetV2BitIdenticalToNchw) {
                                       EXPECT_EQ(count_words(nchw, "x86_dw_int8"), 6u) << nchw;
                                       EXPECT_EQ(count_words(nchw, "x86_pw_int8"), 12u) << nchw;
                                       // The stem writes NHWC only.
-                                      if (__builtin_cpu_supports("avx512vbmi"))
+                                      if (ORKNN_X86_HAS("avx512vbmi"))
                                         EXPECT_EQ(count_words(blocked, "x86_stem_int8"), 1u) << blocked;
                                       EXPECT_EQ(count_words(nchw, "x86_stem_int8"), 0u) << nchw;
                                     });

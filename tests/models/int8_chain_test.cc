@@ -12,6 +12,7 @@
 #include "model/model_io.h"
 #include "model_test_util.h"
 #include "rknn_api.h"
+#include "testutil/cpu.h"
 
 namespace orknn {
 namespace {
@@ -50,7 +51,7 @@ void expect_chains_match_unfused(const std::string& name, const ConvertOptions& 
 // efficientnet_b0: a SiLU after each of its 49 convolutions outside the squeeze-and-excitation
 // blocks (2 nodes each).
 TEST(Int8Chains, EfficientnetBitIdenticalToUnfused) {
-  if (!__builtin_cpu_supports("avx512vbmi")) GTEST_SKIP() << "CPU without AVX-512 VBMI: no INT8 chains";
+  if (!ORKNN_X86_HAS("avx512vbmi")) GTEST_SKIP() << "CPU without AVX-512 VBMI: no INT8 chains";
   ConvertOptions opts;
   opts.quant.enabled = true;
   opts.quant.dataset = models_dir() + "/calib/torchvision.txt";
@@ -60,7 +61,7 @@ TEST(Int8Chains, EfficientnetBitIdenticalToUnfused) {
 // PP-OCRv4 rec: HardSwish -> Mul(scale) -> Add(bias) after its 28 HardSwish convolutions (3
 // nodes each), and SiLU pairs in its neck.
 TEST(Int8Chains, PpocrRecBitIdenticalToUnfused) {
-  if (!__builtin_cpu_supports("avx512vbmi")) GTEST_SKIP() << "CPU without AVX-512 VBMI: no INT8 chains";
+  if (!ORKNN_X86_HAS("avx512vbmi")) GTEST_SKIP() << "CPU without AVX-512 VBMI: no INT8 chains";
   ConvertOptions opts;
   opts.input_shapes["x"] = {1, 3, 48, 320};
   opts.mean_values[""] = {127.5f, 127.5f, 127.5f};
@@ -74,7 +75,7 @@ TEST(Int8Chains, PpocrRecBitIdenticalToUnfused) {
 // binary head (2 nodes each). (Its QDQ file has no such Relu: the converter keeps the clamp in the
 // Add's output parameters.)
 TEST(Int8Chains, Resnet18ResidualAddReluBitIdenticalToUnfused) {
-  if (!__builtin_cpu_supports("avx512vbmi")) GTEST_SKIP() << "CPU without AVX-512 VBMI: no INT8 chains";
+  if (!ORKNN_X86_HAS("avx512vbmi")) GTEST_SKIP() << "CPU without AVX-512 VBMI: no INT8 chains";
   ConvertOptions opts;
   opts.quant.enabled = true;
   opts.quant.dataset = models_dir() + "/calib/torchvision.txt";

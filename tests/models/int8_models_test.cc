@@ -34,6 +34,7 @@
 #include "model/model_io.h"
 #include "model_test_util.h"
 #include "rknn_api.h"
+#include "testutil/cpu.h"
 
 namespace orknn {
 namespace {
@@ -493,7 +494,7 @@ TEST_P(Int8Qdq, ConvertsWithoutDataSetAndMatchesOnnxRuntime) {
   // saturate in int16 (vpmaddubsw), and its output for these models is at cosine 0.951-0.996 of
   // its VNNI output (measured under an emulated AVX2-only CPU; ours is the same on both). There the
   // check is against the float model, at the QDQ models' own distance from it.
-  const bool ort_exact = __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni");
+  const bool ort_exact = ORKNN_X86_HAS("avx512vnni") || ORKNN_X86_HAS("avxvnni");
   if (!ort_exact) {
     std::printf("[  metrics ] %s_qdq: CPU without VNNI, where ONNX Runtime's reference is not exact; "
                 "checked against the float model\n", name.c_str());

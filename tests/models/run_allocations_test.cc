@@ -46,7 +46,9 @@
 #include <thread>
 #include <vector>
 
+#ifdef ORKNN_WITH_ONEDNN
 #include <oneapi/dnnl/dnnl.hpp>
+#endif
 
 #include "converter/convert.h"
 #include "model/model_io.h"
@@ -290,6 +292,7 @@ TEST(RunAllocations, CountsADeliberateAllocation) {
   // Attribution: a oneDNN call that allocates (the C API creating a memory object that owns its
   // buffer) counts as oneDNN; a single-thread OpenMP parallel region (libgomp allocates its team)
   // as OpenMP. The first region of a thread also sets up its thread pool: done before counting.
+#ifdef ORKNN_WITH_ONEDNN
   {
     dnnl::engine eng(dnnl::engine::kind::cpu, 0);
     dnnl::memory::desc md({16}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::a);
@@ -301,6 +304,7 @@ TEST(RunAllocations, CountsADeliberateAllocation) {
     EXPECT_GT(n.onednn, 0);
     EXPECT_EQ(n.ours, 0);
   }
+#endif
   {
     int one = 1;
 #pragma omp parallel num_threads(one)

@@ -12,6 +12,7 @@
 #include "model/model_io.h"
 #include "model_test_util.h"
 #include "rknn_api.h"
+#include "testutil/cpu.h"
 
 namespace orknn {
 namespace {
@@ -19,7 +20,7 @@ namespace {
 using namespace model_test;
 
 TEST(SiluFusion, EfficientnetBitIdenticalToUnfused) {
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F: no fusion";
+  if (!ORKNN_X86_HAS("avx512f")) GTEST_SKIP() << "CPU without AVX-512F: no fusion";
   ReferenceModel ref;
   ASSERT_NO_FATAL_FAILURE(load_reference_model("efficientnet_b0", &ref));
   for (FloatPrecision precision : {FloatPrecision::kFp16, FloatPrecision::kFp32}) {

@@ -7,6 +7,7 @@
 #include "kernels/kernel.h"
 #include "ops/int8_test_helpers.h"
 #include "ops/ref_test_helpers.h"
+#include "testutil/cpu.h"
 
 namespace orknn::test {
 namespace {
@@ -254,7 +255,7 @@ bool has_fast_kernel(OpId op) {
 }
 
 TEST(QuantBinaryFast, Avx512BitExactAgainstReference) {
-  if (!__builtin_cpu_supports("avx512bw")) GTEST_SKIP() << "no AVX-512BW on this CPU";
+  if (!ORKNN_X86_HAS("avx512bw")) GTEST_SKIP() << "no AVX-512BW on this CPU";
   const std::vector<std::vector<QuantParams>> params = {
       {qp(0.0235f, -17), qp(0.0117f, 41), qp(0.0391f, 3)},
       {qp(0.5f, 1), qp(0.5f, -1), qp(1.f, 0)},
@@ -283,7 +284,7 @@ TEST(QuantBinaryFast, Avx512BitExactAgainstReference) {
 }
 
 TEST(QuantBinaryFast, Avx512AllCodePairsAndShapes) {
-  if (!__builtin_cpu_supports("avx512bw")) GTEST_SKIP() << "no AVX-512BW on this CPU";
+  if (!ORKNN_X86_HAS("avx512bw")) GTEST_SKIP() << "no AVX-512BW on this CPU";
   std::vector<int8_t> va, vb;
   for (int a = -128; a < 128; ++a)
     for (int b = -128; b < 128; ++b) {
@@ -308,7 +309,7 @@ TEST(QuantBinaryFast, Avx512AllCodePairsAndShapes) {
 }
 
 TEST(QuantBinaryFast, Avx512BlockBroadcastsBitExactAgainstReference) {
-  if (!__builtin_cpu_supports("avx512bw")) GTEST_SKIP() << "no AVX-512BW on this CPU";
+  if (!ORKNN_X86_HAS("avx512bw")) GTEST_SKIP() << "no AVX-512BW on this CPU";
   struct Case {
     Shape a, b;
   };
@@ -363,7 +364,7 @@ TEST(QuantBinaryRef, SameShapeRunsNhwc) {
 // the result is the reference's. A constant operand of the output's shape, or one that varies
 // along H, keeps the node NCHW.
 TEST(QuantBinaryFast, Avx512Nhwc) {
-  if (!__builtin_cpu_supports("avx512bw")) GTEST_SKIP() << "no AVX-512BW on this CPU";
+  if (!ORKNN_X86_HAS("avx512bw")) GTEST_SKIP() << "no AVX-512BW on this CPU";
   const QuantParams qa = qp(0.0235f, -17), qb = qp(0.0117f, 41), qy = qp(0.0391f, 3);
   struct Case {
     Shape a, b;

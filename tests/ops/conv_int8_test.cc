@@ -14,6 +14,7 @@
 
 #include "ops/int8_test_helpers.h"
 #include "ops/ref_test_helpers.h"
+#include "testutil/cpu.h"
 
 namespace orknn::test {
 namespace {
@@ -104,15 +105,17 @@ TEST(ConvTransposeInt8Ref, HandComputedStride2) {
 // ------------------------------------------------------------------ against the naive formula
 
 const char* const kAvx2Conv = "x86_conv_int8_avx2";
+const char* const kXnnpackConv = "xnnpack_conv_int8";
 
-// Registered and runnable here (an x86 CPU with AVX2).
-bool has_avx2_conv_kernel() {
-#if defined(__x86_64__)
-  if (!__builtin_cpu_supports("avx2")) return false;
-  for (const KernelEntry* e : kernels_for(OpId::Conv))
-    if (std::string(e->name) == kAvx2Conv) return true;
-#endif
-  return false;
+// The fast kernels that take every quantized 2-D Conv, where they are registered and can run: the
+// AVX2 kernel (x86 CPUs with AVX2) and XNNPACK's (aarch64 builds).
+std::vector<std::string> general_conv_kernels() {
+  std::vector<std::string> v;
+  for (const KernelEntry* e : kernels_for(OpId::Conv)) {
+    const std::string name = e->name;
+    if ((name == kAvx2Conv && ORKNN_X86_HAS("avx2")) || name == kXnnpackConv) v.push_back(name);
+  }
+  return v;
 }
 
 // "" when equal, else the first differing index and both values.
@@ -205,22 +208,23 @@ void run_case(const ConvCase& cs, uint32_t seed) {
   EXPECT_EQ(bad, 0u) << "first mismatch at " << first << ": got " << int(got[first]) << " want " << int(want[first])
                      << " (acc " << acc[first] << ")";
 
-  // The AVX2 kernel (the INT8 convolution of CPUs without VNNI) on the same case: every 2-D Conv,
-  // bit for bit, at 1 and 2 threads; it declines the rest.
-  if (!has_avx2_conv_kernel()) return;
+  // The general fast kernels on the same case: every 2-D Conv, bit for bit, at 1 and 2 threads;
+  // they decline the rest.
   const bool takes = !cs.transpose && cs.x.size() == 4;
-  for (int threads : {1, 2}) {
-    OpResult k = run_op(cs.transpose ? OpId::ConvTranspose : OpId::Conv, at, inputs, 1, kAvx2Conv, threads,
-                        {qp(s_y, cs.zp_y)});
-    EXPECT_EQ(k.status.ok(), takes) << k.status.message();
-    if (!k.status.ok()) continue;
-    EXPECT_EQ(first_mismatch_i8(out_i8(k), want), "") << kAvx2Conv << ", threads " << threads;
-    // Channels-last input and output (the runtime's INT8 blocked layout).
-    int blocked = 0;
-    OpResult b = run_op_blocked(OpId::Conv, at, inputs, kAvx2Conv, threads, &blocked, {qp(s_y, cs.zp_y)});
-    ASSERT_OK(b.status);
-    EXPECT_EQ(blocked, 2);
-    EXPECT_EQ(first_mismatch_i8(out_i8(b), want), "") << kAvx2Conv << " NHWC, threads " << threads;
+  for (const std::string& kernel : general_conv_kernels()) {
+    for (int threads : {1, 2}) {
+      OpResult k = run_op(cs.transpose ? OpId::ConvTranspose : OpId::Conv, at, inputs, 1, kernel, threads,
+                          {qp(s_y, cs.zp_y)});
+      EXPECT_EQ(k.status.ok(), takes) << kernel << ": " << k.status.message();
+      if (!k.status.ok()) continue;
+      EXPECT_EQ(first_mismatch_i8(out_i8(k), want), "") << kernel << ", threads " << threads;
+      // Channels-last input and output (the runtime's INT8 blocked layout).
+      int blocked = 0;
+      OpResult b = run_op_blocked(OpId::Conv, at, inputs, kernel, threads, &blocked, {qp(s_y, cs.zp_y)});
+      ASSERT_OK(b.status);
+      EXPECT_EQ(blocked, 2);
+      EXPECT_EQ(first_mismatch_i8(out_i8(b), want), "") << kernel << " NHWC, threads " << threads;
+    }
   }
 }
 
@@ -325,6 +329,28 @@ std::vector<ConvCase> conv_cases() {
 TEST(ConvInt8Ref, MatchesNaiveFormula) {
   uint32_t seed = 100;
   for (const ConvCase& c : conv_cases()) run_case(c, seed++);
+}
+
+// A build with the XNNPACK backend registers its convolution, and the registry picks it for a
+// quantized 2-D Conv (so the comparisons above ran on it, not on a skip).
+TEST(ConvInt8Fast, XnnpackKernelIsPickedInXnnpackBuilds) {
+#ifndef ORKNN_WITH_XNNPACK
+  GTEST_SKIP() << "built without the XNNPACK backend";
+#else
+  const std::vector<std::string> kernels = general_conv_kernels();
+  EXPECT_NE(std::find(kernels.begin(), kernels.end(), kXnnpackConv), kernels.end());
+  std::vector<int8_t> x(2 * 5 * 5, 3), w(4 * 2 * 3 * 3, -2);
+  Attrs at;
+  at.set_ints("strides", {1, 1});
+  at.set_ints("dilations", {1, 1});
+  at.set_ints("pads", {1, 1, 1, 1});
+  OpResult r = run_op(OpId::Conv, at, {q8({1, 2, 5, 5}, x, qp(0.5f, 1)), weights({4, 2, 3, 3}, w, {0.25f}, 0)}, 1, "",
+                      1, {qp(1.f, 0)});
+  ASSERT_OK(r.status);
+  EXPECT_EQ(r.kernel_name, kXnnpackConv);
+  // Centre pixel: 18 taps of (3 - 1) * -2, times 0.5 * 0.25 / 1.
+  EXPECT_EQ(out_i8(r)[12], static_cast<int8_t>(std::nearbyint(18 * 2 * -2 * 0.125f)));
+#endif
 }
 
 TEST(ConvInt8Ref, SaturatesAtBothEnds) {

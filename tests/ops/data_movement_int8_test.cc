@@ -7,6 +7,7 @@
 #include "kernels/kernel.h"
 #include "ops/int8_test_helpers.h"
 #include "ops/ref_test_helpers.h"
+#include "testutil/cpu.h"
 
 namespace orknn::test {
 namespace {
@@ -81,7 +82,7 @@ TEST(QuantConcatRef, TwoThreadsEqualOne) {
 // for byte: every code of each input requantized with multipliers below and above 1 (saturating
 // ones), zero points at the extremes, rows around its 16-value vectors, NHWC, two threads.
 TEST(QuantConcatX86, BitExactWithReference) {
-  if (!__builtin_cpu_supports("avx512bw") || !__builtin_cpu_supports("avx512vl")) GTEST_SKIP() << "CPU without AVX-512BW/VL";
+  if (!ORKNN_X86_HAS("avx512bw") || !ORKNN_X86_HAS("avx512vl")) GTEST_SKIP() << "CPU without AVX-512BW/VL";
   const QuantParams qy = qp(0.05f, -7);
   const std::vector<QuantParams> others = {qp(0.05f, -7), qp(0.02f, 127), qp(0.3f, -128), qp(0.0123f, 5), qp(0.05f, 3)};
   int ran = 0;

@@ -24,6 +24,7 @@
 
 #if defined(ORKNN_WITH_ONEDNN)
 #include "kernels/onednn/onednn_common.h"
+#include "testutil/cpu.h"
 
 namespace orknn {
 namespace {
@@ -234,7 +235,7 @@ TEST(ConvLayouts, EveryForcedLayoutMatchesReference) {
   onednn::set_act_layout_override(onednn::ActLayout::kAuto);
   // All but nChw16c with 3 input channels, and NCHW -> nChw16c only where oneDNN serves it. Without
   // AVX-512, oneDNN 2.6 has no nChw16c implementations: the plain and its own layouts only.
-  EXPECT_GE(ran, __builtin_cpu_supports("avx512f") ? 15 : 10);
+  EXPECT_GE(ran, ORKNN_X86_HAS("avx512f") ? 15 : 10);
 }
 
 // Winograd: the conv kernel uses oneDNN's Winograd implementations for 3x3 stride-1 layers of at
@@ -288,8 +289,8 @@ TEST(ConvWinograd, Fp16StorageSelectsWinogradWithinTolerance) {
       {1, 64, 64, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, kActs[1]},
       {1, 96, 24, 1, {30, 30}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, kActs[1]},
   };
-  const bool avx512_core = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  const bool avx512_core = ORKNN_X86_HAS("avx512f") && ORKNN_X86_HAS("avx512bw") &&
+                           ORKNN_X86_HAS("avx512vl") && ORKNN_X86_HAS("avx512dq");
   for (const ConvCase& p : cases) {
     SCOPED_TRACE(conv_name(p));
     const std::vector<TensorData> in = conv_inputs(p, false, 91);
@@ -644,7 +645,7 @@ INSTANTIATE_TEST_SUITE_P(Matrix, GlobalPoolFastVsRef, ::testing::ValuesIn(global
 // jobs, batch 2, a 1x1 plane, a 112x112 one; NCHW and, where the runtime would block the channels,
 // nChw16c (zero-padded above 16 channels that are not a multiple of 16: 33, 100).
 TEST(GlobalPoolFastVsRef, X86AverageF32BitIdentical) {
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  if (!ORKNN_X86_HAS("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   REQUIRE_REFERENCE(OpId::GlobalAveragePool);
   uint32_t seed = 70;
   for (const Shape& x : {Shape{1, 3, 7, 7}, Shape{2, 33, 13, 17}, Shape{1, 64, 1, 1}, Shape{1, 1280, 7, 7},
@@ -673,7 +674,7 @@ TEST(GlobalPoolFastVsRef, X86AverageF32BitIdentical) {
 // GlobalAveragePool's, and within float rounding of the reference ReduceMean (which sums in
 // double). Other axes stay on the reference.
 TEST(GlobalPoolFastVsRef, X86SpatialReduceMean) {
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  if (!ORKNN_X86_HAS("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   for (const Shape& x : {Shape{1, 1024, 7, 7}, Shape{2, 33, 13, 17}}) {
     SCOPED_TRACE(shape_str(x));
     std::vector<TensorData> in{TensorData::f32(x, test::random_floats(static_cast<size_t>(shape_numel(x)), 90))};
@@ -711,7 +712,7 @@ TEST(GlobalPoolFastVsRef, X86SpatialReduceMean) {
 // strides, a 3x3 window, groups).
 TEST(PointwiseF32X86, MatchesReference) {
   REQUIRE_REFERENCE(OpId::Conv);
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  if (!ORKNN_X86_HAS("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   std::vector<ConvCase> cases = {
       {1, 58, 58, 1, {28, 28}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[1]},
       {1, 116, 116, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[1]},
@@ -790,7 +791,7 @@ TEST(PointwiseF32X86, MatchesReference) {
 // leaves to the other kernels.
 TEST(StemF32X86, MatchesReference) {
   REQUIRE_REFERENCE(OpId::Conv);
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  if (!ORKNN_X86_HAS("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   std::vector<ConvCase> cases = {
       {1, 3, 24, 1, {224, 224}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, kActs[1]},  // shufflenet_v2
       {1, 3, 8, 1, {48, 192}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, kActs[5]},    // PP-OCR cls
@@ -839,7 +840,7 @@ TEST(StemF32X86, MatchesReference) {
 // leaves to the other kernels.
 TEST(Pointwise16cF32X86, MatchesReference) {
   REQUIRE_REFERENCE(OpId::Conv);
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  if (!ORKNN_X86_HAS("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   std::vector<ConvCase> cases;
   int rot = 0;
   for (const auto& co : std::vector<std::pair<int64_t, int64_t>>{{16, 16}, {32, 80}, {48, 144}, {320, 64}, {96, 272}})
@@ -909,7 +910,7 @@ TEST(ConvResidual, FastKernelsMatchReference) {
       {{2, 16, 16, 1, {13, 13}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, none}, "x86_pw16c_f32"},
       {{1, 64, 32, 1, {5, 9}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, sigmoid}, "x86_pw16c_f32"},
   };
-  if (!__builtin_cpu_supports("avx512f")) cases.resize(6);  // the pw16c cases need AVX-512F
+  if (!ORKNN_X86_HAS("avx512f")) cases.resize(6);  // the pw16c cases need AVX-512F
   uint32_t seed = 500;
   for (const Case& c : cases) {
     const ConvCase& p = c.conv;
@@ -963,7 +964,7 @@ TEST(ConvResidual, FastKernelsMatchReference) {
 // the nodes it leaves to the other kernels.
 TEST(Deconv2x2X86, MatchesReference) {
   REQUIRE_REFERENCE(OpId::ConvTranspose);
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  if (!ORKNN_X86_HAS("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   int ran = 0;
   for (int64_t ic : {1, 5, 24})
     for (int64_t oc : {1, 3, 4, 6, 24})
@@ -993,7 +994,7 @@ TEST(Deconv2x2X86, MatchesReference) {
 // both weight storages (fp16 values as in fp16 mode; arbitrary fp32); and the nodes it declines.
 TEST(GemvX86, MatchesReference) {
   REQUIRE_REFERENCE(OpId::Gemm);
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  if (!ORKNN_X86_HAS("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   int ran = 0;
   for (int64_t k : {1, 17, 300})
     for (int64_t n : {1, 15, 64, 65, 1000})
@@ -1104,7 +1105,7 @@ TEST(FastKernelSelection, CommonNodesPickOnednn) {
     cases.push_back({OpId::Conv, conv_attrs(dw), conv_inputs(dw, false, 2), "onednn_conv_f32"});
     ConvCase up{1, 8, 4, 1, {7, 7}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, false, kActs[0]};
     cases.push_back({OpId::ConvTranspose, conv_attrs(up), conv_inputs(up, true, 3), "onednn_deconv_f32"});
-    if (__builtin_cpu_supports("avx512f")) {  // 2x2 stride 2: the hand-written kernel
+    if (ORKNN_X86_HAS("avx512f")) {  // 2x2 stride 2: the hand-written kernel
       ConvCase up2{1, 8, 4, 1, {7, 7}, {2, 2}, {2, 2}, {1, 1}, {0, 0, 0, 0}, false, kActs[0]};
       cases.push_back({OpId::ConvTranspose, conv_attrs(up2), conv_inputs(up2, true, 3), "x86_deconv2x2_f32"});
     }
@@ -1115,7 +1116,7 @@ TEST(FastKernelSelection, CommonNodesPickOnednn) {
     a.set_int("transB", 1);
     // One row (a classifier): the hand-written kernel; a batch of rows: oneDNN.
     cases.push_back(
-        {OpId::Gemm, a, gemm_inputs(fc, 4), __builtin_cpu_supports("avx512f") ? "x86_gemv_f32" : "onednn_gemm_f32"});
+        {OpId::Gemm, a, gemm_inputs(fc, 4), ORKNN_X86_HAS("avx512f") ? "x86_gemv_f32" : "onednn_gemm_f32"});
     GemmCase batch{4, 512, 1000, false, true, 1.f, 1.f, 2, true, true, kActs[0]};
     cases.push_back({OpId::Gemm, a, gemm_inputs(batch, 4), "onednn_gemm_f32"});
     cases.push_back({OpId::MatMul, Attrs(),
@@ -1135,7 +1136,7 @@ TEST(FastKernelSelection, CommonNodesPickOnednn) {
     ap.set_ints("strides", {2, 2});
     cases.push_back({OpId::AveragePool, ap, x, "onednn_pool_f32"});
     cases.push_back({OpId::GlobalAveragePool, Attrs(), x,
-                     __builtin_cpu_supports("avx512f") ? "x86_gap_f32" : "onednn_global_pool_f32"});
+                     ORKNN_X86_HAS("avx512f") ? "x86_gap_f32" : "onednn_global_pool_f32"});
     cases.push_back({OpId::GlobalMaxPool, Attrs(), x, "onednn_global_pool_f32"});
   }
   for (const Expect& e : cases) {

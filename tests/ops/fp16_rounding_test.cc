@@ -13,6 +13,7 @@
 #include "common/fp16.h"
 #include "kernels/kernel.h"
 #include "testutil/op_harness.h"
+#include "testutil/cpu.h"
 
 namespace orknn {
 
@@ -99,7 +100,7 @@ void expect_fused_rounding(Graph& g, Node& n, const std::string& name, const std
 }
 
 TEST(FusedFp16Rounding, DepthwiseConv) {
-  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw")) GTEST_SKIP() << "CPU without AVX-512";
+  if (!ORKNN_X86_HAS("avx512f") || !ORKNN_X86_HAS("avx512bw")) GTEST_SKIP() << "CPU without AVX-512";
   Graph g;
   const std::vector<float> w = awkward_values(5 * 9, 5);
   Node n = window_node(g, OpId::Conv, "dw", {1, 5, 30, 31}, {5, 1, 3, 3}, w, {}, {1, 5, 30, 31}, 3, 1, 1);
@@ -112,7 +113,7 @@ TEST(FusedFp16Rounding, DepthwiseConv) {
 // store(): each must equal the unrounded run (store() throughout) rounded afterwards. Widths
 // around the 8-output groups, both strides and window sizes, with and without a bias.
 TEST(FusedFp16Rounding, DepthwiseConvBlocked) {
-  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw")) GTEST_SKIP() << "CPU without AVX-512";
+  if (!ORKNN_X86_HAS("avx512f") || !ORKNN_X86_HAS("avx512bw")) GTEST_SKIP() << "CPU without AVX-512";
   struct Case {
     const char* act;
     int64_t k, stride, w;
@@ -140,7 +141,7 @@ TEST(FusedFp16Rounding, DepthwiseConvBlocked) {
 }
 
 TEST(FusedFp16Rounding, SigmoidAndBinaryOps) {
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  if (!ORKNN_X86_HAS("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   {
     Graph g;
     Node n;
@@ -178,7 +179,7 @@ TEST(FusedFp16Rounding, SigmoidAndBinaryOps) {
 // kernel's own pass after oneDNN's convolution (act_in_own_pass in onednn/conv.cc). Shapes that
 // never take Winograd (1x1; 3x3 with stride 2), whose result would differ with the rounding flag.
 TEST(FusedFp16Rounding, OnednnConvSigmoidSilu) {
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  if (!ORKNN_X86_HAS("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   if (!find_kernel(OpId::Conv, "onednn_conv_f32")) GTEST_SKIP() << "onednn_conv_f32 not built";
   struct Case {
     const char* act;
@@ -202,7 +203,7 @@ TEST(FusedFp16Rounding, OnednnConvSigmoidSilu) {
 }
 
 TEST(FusedFp16Rounding, Deconv2x2) {
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  if (!ORKNN_X86_HAS("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   for (int64_t oc : {1, 6}) {
     Graph g;
     const std::vector<float> w = awkward_values(static_cast<size_t>(5 * oc * 4), 21), b = awkward_values(static_cast<size_t>(oc), 22);
@@ -214,7 +215,7 @@ TEST(FusedFp16Rounding, Deconv2x2) {
 // Both weight storages of the one-row Gemm: fp16 values (as the converter leaves them in fp16 mode,
 // stored as fp16) and arbitrary fp32 weights (stored as fp32).
 TEST(FusedFp16Rounding, Gemv) {
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  if (!ORKNN_X86_HAS("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   for (bool fp16_weights : {true, false}) {
     Graph g;
     std::vector<float> w = awkward_values(37 * 70, 31), c = awkward_values(70, 32);
@@ -232,7 +233,7 @@ TEST(FusedFp16Rounding, Gemv) {
 }
 
 TEST(FusedFp16Rounding, Pointwise16c) {
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  if (!ORKNN_X86_HAS("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   Graph g;
   const std::vector<float> w = awkward_values(80 * 32, 41), b = awkward_values(80, 42);
   Node n = window_node(g, OpId::Conv, "pw", {1, 32, 7, 7}, {80, 32, 1, 1}, w, b, {1, 80, 7, 7}, 1, 1, 0);
@@ -245,7 +246,7 @@ TEST(FusedFp16Rounding, Pointwise16c) {
 }
 
 TEST(FusedFp16Rounding, StemF32) {
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  if (!ORKNN_X86_HAS("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   for (const char* act : {"Relu", "LeakyRelu"}) {  // a compile-time activation and the run-time switch
     SCOPED_TRACE(act);
     Graph g;
@@ -259,7 +260,7 @@ TEST(FusedFp16Rounding, StemF32) {
 }
 
 TEST(FusedFp16Rounding, GlobalAveragePool) {
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  if (!ORKNN_X86_HAS("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   Graph g;
   Node n;
   n.op = OpId::GlobalAveragePool;
@@ -270,7 +271,7 @@ TEST(FusedFp16Rounding, GlobalAveragePool) {
 }
 
 TEST(FusedFp16Rounding, BatchNorm) {
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  if (!ORKNN_X86_HAS("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   Graph g;
   const std::vector<float> scale = awkward_values(6, 11), bias = awkward_values(6, 12), mean = awkward_values(6, 13);
   std::vector<float> var = test::random_floats(6, 14, 0.1f, 2.f);

@@ -31,6 +31,7 @@
 #if defined(ORKNN_WITH_ONEDNN)
 #include "kernels/x86/cpu_features.h"
 #include "kernels/x86/int8_requant.h"
+#include "testutil/cpu.h"
 
 namespace orknn {
 namespace {
@@ -163,10 +164,10 @@ std::vector<x86::Int8Isa> isa_paths() {
 // and AMX implementations, so the onednn_*_int8 kernels take nodes only on such CPUs
 // (src/kernels/onednn/int8_common.cc, exact_int8_impl). Where the CPU has AVX-512 VNNI they must
 // take the cases marked must_run; where it has no VNNI at all they must decline every node.
-bool onednn_int8_must_run() { return __builtin_cpu_supports("avx512vnni"); }
+bool onednn_int8_must_run() { return ORKNN_X86_HAS("avx512vnni"); }
 bool onednn_int8_must_decline() {
-  return !__builtin_cpu_supports("avx512vnni") && !__builtin_cpu_supports("avxvnni") &&
-         !__builtin_cpu_supports("amx-int8");
+  return !ORKNN_X86_HAS("avx512vnni") && !ORKNN_X86_HAS("avxvnni") &&
+         !ORKNN_X86_HAS("amx-int8");
 }
 
 // Checks whether kernel `fast` ran where it must, and declined where it must (see above).
@@ -765,7 +766,7 @@ TEST(Int8SignSums, EveryPathExact) {
 
 TEST(Int8FastVsRef, PointwiseVnni) {
   if (!has_kernel(OpId::Conv, "x86_pw_int8")) GTEST_SKIP() << "x86_pw_int8 not built";
-  if (!__builtin_cpu_supports("avx512vnni") || !__builtin_cpu_supports("avx512bw"))
+  if (!ORKNN_X86_HAS("avx512vnni") || !ORKNN_X86_HAS("avx512bw"))
     GTEST_SKIP() << "the CPU has no AVX-512 VNNI";
   struct AllSizes {
     int64_t previous = x86_pointwise_int8_set_min_pixels(16);
@@ -838,7 +839,7 @@ TEST(Int8FastVsRef, PointwiseVnni) {
 
 TEST(Int8FastVsRef, Deconv2x2Vnni) {
   if (!has_kernel(OpId::ConvTranspose, "x86_deconv2x2_int8")) GTEST_SKIP() << "x86_deconv2x2_int8 not built";
-  if (!__builtin_cpu_supports("avx512vnni") || !__builtin_cpu_supports("avx512bw"))
+  if (!ORKNN_X86_HAS("avx512vnni") || !ORKNN_X86_HAS("avx512bw"))
     GTEST_SKIP() << "the CPU has no AVX-512 VNNI";
   auto deconv = [](const std::string& label, Shape x, int64_t oc) {
     ConvCase c = conv2d(label, std::move(x), oc, 1, 2, 2, 0);
@@ -898,7 +899,7 @@ TEST(Int8FastVsRef, Deconv2x2Vnni) {
 
 TEST(Int8FastVsRef, StemVnni) {
   if (!has_kernel(OpId::Conv, "x86_stem_int8")) GTEST_SKIP() << "x86_stem_int8 not built";
-  if (!__builtin_cpu_supports("avx512vnni") || !__builtin_cpu_supports("avx512bw"))
+  if (!ORKNN_X86_HAS("avx512vnni") || !ORKNN_X86_HAS("avx512bw"))
     GTEST_SKIP() << "the CPU has no AVX-512 VNNI";
   std::vector<ConvCase> v;
   auto add = [&](ConvCase c) -> ConvCase& {

@@ -3,6 +3,7 @@
 // window loop with the formulas of docs/numerics.md written out here, and the error paths.
 #include "ops/int8_test_helpers.h"
 #include "ops/ref_test_helpers.h"
+#include "testutil/cpu.h"
 
 namespace orknn::test {
 namespace {
@@ -229,7 +230,7 @@ TEST(QuantMaxPoolFast, FastKernelsMatchNaiveLoopBitExactly) {
   std::vector<std::string> kernels;
   for (const KernelEntry* e : kernels_for(OpId::MaxPool))
     if (std::string(e->name) == "onednn_maxpool_s8" || std::string(e->name) == "x86_maxpool_int8") kernels.push_back(e->name);
-  const bool x86 = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi") &&
+  const bool x86 = ORKNN_X86_HAS("avx512bw") && ORKNN_X86_HAS("avx512vbmi") &&
                    std::find(kernels.begin(), kernels.end(), "x86_maxpool_int8") != kernels.end();
   uint32_t seed = 77;
   int checked = 0;

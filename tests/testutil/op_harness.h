@@ -22,7 +22,7 @@ struct TensorData {
   template <typename T> static TensorData of(const Shape& s, const std::vector<T>& v, DType t, bool c = false) {
     TensorData d; d.shape = s; d.dtype = t; d.is_const = c;
     d.bytes.resize(v.size() * sizeof(T));
-    if (!v.empty()) std::memcpy(d.bytes.data(), v.data(), d.bytes.size());
+    if (!v.empty()) std::memcpy(d.bytes.data(), v.data(), v.size() * sizeof(T));
     return d;
   }
   static TensorData f32(const Shape& s, const std::vector<float>& v, bool c = false) { return of(s, v, DType::kF32, c); }

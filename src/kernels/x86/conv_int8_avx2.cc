@@ -51,17 +51,7 @@ constexpr int kDwPixBlock = 4;    // output pixels per register block (depthwise
 constexpr int64_t kDwLanes = 8;   // channels per int32 vector (depthwise)
 constexpr int64_t kBandPixels = 64;  // output rows per job: at least this many pixels (whole rows)
 
-bool supports_conv_int8_avx2(const Graph& g, const Node& n) {
-  if (!x86::cpu_avx2() || !is_quantized_node(g, n)) return false;
-  if (n.op != OpId::Conv || n.inputs.size() < 2 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
-  const Tensor *x = g.input(n, 0), *w = g.input(n, 1);
-  const Tensor& y = g.tensor(n.outputs[0]);
-  if (!x || !w || !w->is_const() || x->shape.size() != 4 || w->shape.size() != 4 || y.shape.size() != 4) return false;
-  const int64_t group = n.attrs.get_int("group", 1);
-  if (group < 1 || x->shape[1] % group != 0 || w->shape[0] % group != 0 || w->shape[1] * group != x->shape[1])
-    return false;
-  return is_q8_conv_form(g, n, w->shape[0]);
-}
+bool supports_conv_int8_avx2(const Graph& g, const Node& n) { return x86::cpu_avx2() && is_q8_conv2d(g, n); }
 
 struct Geometry {
   int64_t batch = 0, c = 0, oc = 0, group = 1, cg = 0, ocg = 0;  // cg, ocg: channels per group
