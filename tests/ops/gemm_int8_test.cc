@@ -36,6 +36,30 @@ void expect_same(const std::vector<int8_t>& got, const std::vector<int8_t>& want
                      << " (acc " << acc[first] << ")";
 }
 
+// The fast kernels of `op` that take its fully-connected form (constant 2-D B), where registered:
+// XNNPACK's (aarch64 builds). Each is checked bit for bit on the cases below.
+std::vector<std::string> fc_fast_kernels(OpId op) {
+  std::vector<std::string> v;
+  for (const KernelEntry* e : kernels_for(op)) {
+    const std::string name = e->name;
+    if (name == "xnnpack_gemm_int8" || name == "xnnpack_matmul_int8") v.push_back(name);
+  }
+  return v;
+}
+
+// Runs each fast kernel of `op` on the case at 1 and 2 threads: it must take the node when `takes`
+// (and decline it otherwise) and give the naive formula's bytes.
+void check_fc_fast_kernels(OpId op, const Attrs& at, const std::vector<TensorData>& in, const QuantParams& y_q,
+                           bool takes, const std::vector<int8_t>& want, const std::vector<int64_t>& acc) {
+  for (const std::string& kernel : fc_fast_kernels(op))
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(kernel + ", threads " + std::to_string(threads));
+      OpResult r = run_op(op, at, in, 1, kernel, threads, {y_q});
+      EXPECT_EQ(r.status.ok(), takes) << r.status.message();
+      if (r.status.ok()) expect_same(out_i8(r), want, acc);
+    }
+}
+
 // ------------------------------------------------------------------ hand-computed cases
 
 TEST(GemmInt8Ref, HandComputedPerColumnScalesAndTies) {
@@ -144,6 +168,9 @@ void run_gemm_case(const GemmCase& cs, uint32_t seed) {
   EXPECT_EQ(r.kernel_name, "ref_int8");
   ASSERT_EQ(r.outputs[0].shape, Shape({cs.m, cs.n}));
   expect_same(out_i8(r), want, acc);
+  // The fully-connected kernels take C only as one bias per column.
+  const bool per_column_c = cs.c_kind == 0 || cs.c_kind == 1 || cs.c_kind == 2 || (cs.c_kind == 3 && cs.m == 1);
+  check_fc_fast_kernels(OpId::Gemm, at, in, qp(s_y, cs.zp_y), per_column_c, want, acc);
 }
 
 TEST(GemmInt8Ref, MatchesNaiveFormula) {
@@ -247,12 +274,13 @@ void run_matmul_case(const MatMulCase& cs, uint32_t seed) {
   QuantParams bq = s_b.size() == 1 ? qp(s_b[0], cs.zp_b) : per_axis(s_b, static_cast<int32_t>(cs.b.size()) - 1);
   Attrs at;
   if (!cs.act.empty()) at.set_string("fused_act", cs.act);
-  OpResult r = run_op(OpId::MatMul, at, {q8(cs.a, a, qp(s_a, cs.zp_a)), q8(cs.b, b, bq, cs.b_const)}, 1, "ref", 1,
-                      {qp(s_y, cs.zp_y)});
+  const std::vector<TensorData> in = {q8(cs.a, a, qp(s_a, cs.zp_a)), q8(cs.b, b, bq, cs.b_const)};
+  OpResult r = run_op(OpId::MatMul, at, in, 1, "ref", 1, {qp(s_y, cs.zp_y)});
   ASSERT_OK(r.status);
   EXPECT_EQ(r.kernel_name, "ref_int8");
   ASSERT_EQ(r.outputs[0].shape, out);
   expect_same(out_i8(r), want, acc);
+  check_fc_fast_kernels(OpId::MatMul, at, in, qp(s_y, cs.zp_y), cs.b_const && cs.b.size() == 2, want, acc);
 }
 
 TEST(MatMulInt8Ref, MatchesNaiveFormula) {
@@ -281,6 +309,17 @@ TEST(MatMulInt8Ref, MatchesNaiveFormula) {
   add("ties_activations", {6, 8}, {8, 9}, false, false, -5, 3, 1)->ties = true;
   uint32_t seed = 500;
   for (const MatMulCase& c : cases) run_matmul_case(c, seed++);
+}
+
+// A build with the XNNPACK backend registers its fully-connected kernels (so the comparisons above
+// ran on them, not on a skip).
+TEST(GemmInt8Fast, XnnpackKernelsRegisteredInXnnpackBuilds) {
+#ifndef ORKNN_WITH_XNNPACK
+  GTEST_SKIP() << "built without the XNNPACK backend";
+#else
+  EXPECT_EQ(fc_fast_kernels(OpId::Gemm), std::vector<std::string>{"xnnpack_gemm_int8"});
+  EXPECT_EQ(fc_fast_kernels(OpId::MatMul), std::vector<std::string>{"xnnpack_matmul_int8"});
+#endif
 }
 
 TEST(MatMulInt8Ref, SaturatesAtBothEnds) {

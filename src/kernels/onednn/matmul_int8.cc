@@ -4,13 +4,13 @@
 // Per run: A (int8) -> u8 copy (x + 128); oneDNN matmul u8 x s8 -> s32 (weights reordered once at
 // prepare); requantization of each row straight into the int8 output.
 //
-// Gemm: Y = A * B' + C with transA = 0, alpha = beta = 1 (the converter folds them), C the INT32
-// bias ([N] or [1, N]); B is [K, N] (transB = 0, channel axis 1) or [N, K] (transB = 1, axis 0).
-// MatMul: A of any rank >= 1 times a constant 2-D B [K, N] (channel axis 1); A's leading dims fold
-// into the rows. MatMul of two activations stays on the reference kernel.
+// The nodes: the fully-connected form of kernels/fc_shape.h (the converter folds alpha and beta),
+// B constant, per tensor or per column (channel axis 1 of [K, N], 0 of transB's [N, K]). MatMul of
+// two activations stays on the reference kernel.
 #include <algorithm>
 #include <vector>
 
+#include "kernels/fc_shape.h"
 #include "kernels/onednn/int8_common.h"
 #include "kernels/onednn/onednn_common.h"
 #include "kernels/parallel.h"
@@ -28,44 +28,14 @@ struct FcInt8Plan {
   bool ok = false;
 };
 
-// Shapes of a quantized Gemm or MatMul node, without the quantization (ok = shapes fit).
-FcInt8Plan fc_shapes(const Graph& g, const Node& n) {
-  FcInt8Plan p;
-  if (n.outputs.size() != 1 || n.outputs[0] < 0) return p;
-  const Tensor* a = g.input(n, 0);
-  const Tensor* b = g.input(n, 1);
-  if (!a || !b || b->shape.size() != 2) return p;
-  const Tensor& y = g.tensor(n.outputs[0]);
-  if (n.op == OpId::Gemm) {
-    if (n.inputs.size() < 2 || n.inputs.size() > 3 || a->shape.size() != 2 || y.shape.size() != 2) return p;
-    if (n.attrs.get_int("transA", 0) != 0) return p;
-    if (n.attrs.get_float("alpha", 1.f) != 1.f) return p;
-    if (g.input(n, 2) && n.attrs.get_float("beta", 1.f) != 1.f) return p;
-    p.trans_b = n.attrs.get_int("transB", 0) != 0;
-    p.m = a->shape[0];
-    p.k = a->shape[1];
-    const int64_t kb = p.trans_b ? b->shape[1] : b->shape[0];
-    p.n = p.trans_b ? b->shape[0] : b->shape[1];
-    if (kb != p.k || y.shape[0] != p.m || y.shape[1] != p.n) return p;
-    const Tensor* c = g.input(n, 2);
-    if (c && !(c->shape == Shape{p.n} || c->shape == Shape{1, p.n})) return p;
-  } else {
-    if (n.inputs.size() != 2 || a->shape.empty()) return p;
-    p.k = a->shape.back();
-    if (b->shape[0] != p.k) return p;
-    p.n = b->shape[1];
-    p.m = p.k > 0 ? a->numel() / p.k : 0;
-    if (y.numel() != p.m * p.n) return p;
-  }
-  if (p.m <= 0 || p.k <= 0 || p.n <= 0) return p;
-  p.ok = true;
-  return p;
-}
-
 FcInt8Plan fc_int8_plan(const Graph& g, const Node& n) {
-  FcInt8Plan p = fc_shapes(g, n);
-  if (!p.ok) return p;
-  p.ok = false;
+  FcInt8Plan p;
+  const FcShape fc = fc_shape(g, n);
+  if (!fc.ok) return p;
+  p.m = fc.m;
+  p.k = fc.k;
+  p.n = fc.n;
+  p.trans_b = fc.trans_b;
   if (!read_int8_quant(g, n, p.n, p.trans_b ? 0 : 1, &p.quant)) return p;
   if (n.op == OpId::Gemm && !int8_bias_ok(g, n, 2, p.n)) return p;
   const int8_t* w = g.input(n, 1)->const_ptr<int8_t>();

@@ -7,11 +7,11 @@
 // (s_x * s_w[c]) / s_y in float, as requant_multipliers() does, and requantizes as the reference:
 // float(acc) * M, rounded to nearest even, + zp_y, saturated, clamped to [lo, hi] (Relu, Clip).
 // Its padding reads zp_x, which the reference's skipped taps equal. supports() declines what
-// XNNPACK refuses (multipliers outside [2^-32, 256), an empty clamp range), so prepare() never
-// fails on a node it accepted.
+// XNNPACK refuses (xnnpack::qc8_params_ok), so prepare() never fails on a node it accepted.
 //
 // Layout: XNNPACK computes channels-last; input and output each NCHW or channels-last (the
-// runtime's INT8 blocked layout), NCHW ones transposed through the shared scratch. Threads:
+// runtime's INT8 blocked layout), NCHW ones transposed through the shared scratch (and a
+// channels-last graph input copied there, see prepare()). Threads:
 // XNNPACK's pool of ctx.num_threads (xnnpack::thread_pool); integer results do not depend on the
 // split.
 #include <cmath>
@@ -31,18 +31,8 @@ namespace {
 
 bool supports_conv_int8(const Graph& g, const Node& n) {
   if (!is_q8_conv2d(g, n) || !xnnpack::available()) return false;
-  const Tensor *x = g.input(n, 0), *w = g.input(n, 1);
-  const Tensor& y = g.tensor(n.outputs[0]);
-  // What xnn_create_convolution2d_nhwc_qc8 checks: positive normal scales, multipliers in
-  // [2^-32, 256), a non-empty output range.
-  const QuantScalar qx = per_tensor(*x), qy = per_tensor(y);
-  if (!std::isnormal(qx.scale) || qx.scale <= 0.f || !std::isnormal(qy.scale) || qy.scale <= 0.f) return false;
-  for (float sw : w->quant.scale)
-    if (!std::isnormal(sw) || sw <= 0.f) return false;
-  for (float m : requant_multipliers(qx.scale, w->quant, qy.scale, w->shape[0]))
-    if (!(m >= 0x1.0p-32f && m < 256.f)) return false;
-  const Int8Clamp c = int8_clamp_of_fused_act(n.attrs, qy.scale, qy.zp);
-  return c.lo < c.hi;
+  const Tensor* w = g.input(n, 1);
+  return xnnpack::qc8_params_ok(*g.input(n, 0), w->quant, g.tensor(n.outputs[0]), n.attrs, w->shape[0]);
 }
 
 class ConvInt8Xnnpack : public Kernel {
@@ -97,9 +87,14 @@ class ConvInt8Xnnpack : public Kernel {
       return ORKNN_ERR(kFail, "Conv '%s': XNNPACK refused the convolution (status %d)", ctx.node->name.c_str(), int(st));
 
     // Channels-last copies of an NCHW input and output, in the executor's shared scratch (written
-    // before they are read in every run; XNNPACK may read XNN_EXTRA_BYTES past its input).
+    // before they are read in every run). XNNPACK may read XNN_EXTRA_BYTES past its input: the
+    // arena has them, client memory (a graph input bound with rknn_set_io_mem) need not, so a
+    // channels-last graph input is copied too.
+    bool graph_input = false;
+    for (const GraphInput& in : ctx.graph->inputs) graph_input |= in.tensor == ctx.node->inputs[0];
+    stage_in_ = !in_nhwc_ || graph_input;
     const size_t in_bytes =
-        in_nhwc_ ? 0 : (static_cast<size_t>(batch_ * h_ * w_ * c_) + XNN_EXTRA_BYTES + 63) / 64 * 64;
+        stage_in_ ? (static_cast<size_t>(batch_ * h_ * w_ * c_) + XNN_EXTRA_BYTES + 63) / 64 * 64 : 0;
     const size_t out_bytes = out_nhwc_ ? 0 : static_cast<size_t>(batch_ * oh_ * ow_ * oc_);
     pool_ = xnnpack::thread_pool(ctx.num_threads);
     const int8_t* x = ctx.in<int8_t>(0);
@@ -111,7 +106,7 @@ class ConvInt8Xnnpack : public Kernel {
     auto bind = [this, in_bytes, out_bytes, x, y](void* base) {
       nhwc_in_ = in_bytes ? static_cast<int8_t*>(base) : nullptr;
       nhwc_out_ = out_bytes ? static_cast<int8_t*>(base) + in_bytes : nullptr;
-      setup(in_nhwc_ ? x : nhwc_in_, out_nhwc_ ? y : nhwc_out_);
+      setup(stage_in_ ? nhwc_in_ : x, out_nhwc_ ? y : nhwc_out_);
     };
     if (ctx.scratch) {
       ctx.scratch->request(in_bytes + out_bytes, bind);
@@ -125,9 +120,12 @@ class ConvInt8Xnnpack : public Kernel {
   void run(const KernelContext& ctx) override {
     const int8_t* x = ctx.in<int8_t>(0);
     int8_t* y = ctx.out<int8_t>(0);
-    const int8_t* xin = in_nhwc_ ? x : nhwc_in_;
+    const int8_t* xin = stage_in_ ? nhwc_in_ : x;
     int8_t* yout = out_nhwc_ ? y : nhwc_out_;
-    if (!in_nhwc_) nchw_to_nhwc(x, nhwc_in_, c_, h_ * w_);
+    if (!in_nhwc_)
+      nchw_to_nhwc(x, nhwc_in_, c_, h_ * w_);
+    else if (stage_in_)
+      std::memcpy(nhwc_in_, x, static_cast<size_t>(batch_ * h_ * w_ * c_));
     // A tensor in client memory (rknn_set_io_mem) moves the buffers: bind them again (same shape,
     // so XNNPACK keeps its indirection buffer and allocates nothing).
     if (xin != bound_in_ || yout != bound_out_) setup(xin, yout);
@@ -161,6 +159,7 @@ class ConvInt8Xnnpack : public Kernel {
   pthreadpool_t pool_ = nullptr;  // shared, not owned (xnnpack::thread_pool)
   int64_t batch_ = 0, c_ = 0, oc_ = 0, h_ = 0, w_ = 0, oh_ = 0, ow_ = 0;
   bool in_nhwc_ = false, out_nhwc_ = false;
+  bool stage_in_ = false;    // the input goes through nhwc_in_ (transposed, or copied)
   std::vector<int8_t> own_;  // the channels-last copies when the executor has no shared scratch
   int8_t* nhwc_in_ = nullptr;
   int8_t* nhwc_out_ = nullptr;

@@ -1,9 +1,12 @@
 #include "kernels/xnnpack/xnnpack_common.h"
 
+#include <cmath>
 #include <map>
 #include <mutex>
 
 #include "common/log.h"
+#include "kernels/quant_util.h"
+#include "kernels/ref/int8_compute.h"
 
 namespace orknn::xnnpack {
 
@@ -15,6 +18,18 @@ bool available() {
     return s == xnn_status_success;
   }();
   return ok;
+}
+
+bool qc8_params_ok(const Tensor& x, const QuantParams& w, const Tensor& y, const Attrs& attrs, int64_t channels) {
+  const QuantScalar qx = per_tensor(x), qy = per_tensor(y);
+  auto positive_normal = [](float s) { return std::isnormal(s) && s > 0.f; };
+  if (!positive_normal(qx.scale) || !positive_normal(qy.scale)) return false;
+  for (float sw : w.scale)
+    if (!positive_normal(sw)) return false;
+  for (float m : requant_multipliers(qx.scale, w, qy.scale, channels))
+    if (!(m >= 0x1.0p-32f && m < 256.f)) return false;
+  const Int8Clamp c = int8_clamp_of_fused_act(attrs, qy.scale, qy.zp);
+  return c.lo < c.hi;
 }
 
 pthreadpool_t thread_pool(int threads) {

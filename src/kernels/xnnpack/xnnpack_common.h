@@ -1,9 +1,13 @@
 // Shared pieces of the XNNPACK backend (aarch64 builds; docs/aarch64.md): the library's one-time
 // initialisation, which also tells whether XNNPACK runs on this CPU (it needs NEON; it picks its
-// dot-product, fp16 and plain NEON microkernels itself from the CPU's features), and the owner of
-// an XNNPACK operator.
+// dot-product, fp16 and plain NEON microkernels itself from the CPU's features), the parameter
+// checks of its QC8 operators, the thread pools, and the owner of an XNNPACK operator.
 #pragma once
 #include <xnnpack.h>
+
+#include <cstdint>
+
+#include "graph/ir.h"
 
 namespace orknn::xnnpack {
 
@@ -18,6 +22,11 @@ bool available();
 // XNN_FLAG_YIELD_WORKERS, so the workers sleep between operators instead of spinning against the
 // runtime's OpenMP threads.
 pthreadpool_t thread_pool(int threads);
+
+// True when XNNPACK's QC8 operators take these quantization parameters, as its create functions
+// check them: positive normal scales, per-channel multipliers (s_x * s_w[c]) / s_y in [2^-32, 256),
+// a non-empty output range after the node's fused Relu/Clip. `w` has one scale or `channels`.
+bool qc8_params_ok(const Tensor& x, const QuantParams& w, const Tensor& y, const Attrs& attrs, int64_t channels);
 
 // Owns one xnn_operator_t.
 class Operator {
