@@ -82,8 +82,8 @@ echo "setup.sh: .venv ready"
 [ "$TARGET" = aarch64 ] || exit 0
 
 # The target's libraries: what the build links (ONNX, protobuf, yaml-cpp, stb, GoogleTest, Google
-# Benchmark, XNNPACK) and what those load, from Debian's arm64 packages. Unpacked, not installed: a stamp
-# records the list and the versions apt offers, so a second run downloads nothing.
+# Benchmark, XNNPACK) and what those load, from Debian's arm64 packages. Unpacked, not installed:
+# a stamp records the packages and the versions apt offers, so a second run downloads nothing.
 ARM64_PACKAGES=(
   libonnx-dev libonnx1 libonnxifi
   libprotobuf-dev libprotobuf32 libprotobuf-lite32 zlib1g zlib1g-dev

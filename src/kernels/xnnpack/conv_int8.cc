@@ -57,9 +57,7 @@ class ConvInt8Xnnpack : public Kernel {
     const Tensor& wt = ctx.in_tensor(1);
     const QuantScalar qx = per_tensor(ctx.in_tensor(0)), qy = per_tensor(ctx.out_tensor(0));
     const Int8Clamp clamp = int8_clamp_of_fused_act(ctx.node->attrs, qy.scale, qy.zp);
-    std::vector<float> kernel_scale(static_cast<size_t>(oc_));
-    for (int64_t o = 0; o < oc_; ++o)
-      kernel_scale[static_cast<size_t>(o)] = wt.quant.scale.size() == 1 ? wt.quant.scale[0] : wt.quant.scale[static_cast<size_t>(o)];
+    const std::vector<float> kernel_scale = xnnpack::qc8_kernel_scales(wt.quant, oc_);
     // ONNX weights [OC][C/group][kh][kw] -> XNNPACK's [group][OC/group][kh][kw][C/group] (the same
     // output channel order); XNNPACK packs them again, so this copy lives only until then.
     const int64_t icg = wt.shape[1], kh = wt.shape[2], kw = wt.shape[3];
@@ -84,7 +82,8 @@ class ConvInt8Xnnpack : public Kernel {
         static_cast<int8_t>(qy.zp), qy.scale, static_cast<int8_t>(clamp.lo), static_cast<int8_t>(clamp.hi),
         XNN_FLAG_YIELD_WORKERS, op_.out());
     if (st != xnn_status_success)
-      return ORKNN_ERR(kFail, "Conv '%s': XNNPACK refused the convolution (status %d)", ctx.node->name.c_str(), int(st));
+      return ORKNN_ERR(kFail, "Conv '%s': XNNPACK refused the convolution (status %d)", ctx.node->name.c_str(),
+                       int(st));
 
     // Channels-last copies of an NCHW input and output, in the executor's shared scratch (written
     // before they are read in every run). XNNPACK may read XNN_EXTRA_BYTES past its input: the

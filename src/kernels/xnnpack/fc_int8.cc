@@ -52,9 +52,7 @@ class FcInt8Xnnpack : public Kernel {
     const Tensor& bt = ctx.in_tensor(1);
     const QuantScalar qa = per_tensor(ctx.in_tensor(0)), qy = per_tensor(ctx.out_tensor(0));
     const Int8Clamp clamp = int8_clamp_of_fused_act(ctx.node->attrs, qy.scale, qy.zp);
-    std::vector<float> kernel_scale(static_cast<size_t>(fc.n));
-    for (int64_t j = 0; j < fc.n; ++j)
-      kernel_scale[static_cast<size_t>(j)] = bt.quant.scale.size() == 1 ? bt.quant.scale[0] : bt.quant.scale[static_cast<size_t>(j)];
+    const std::vector<float> kernel_scale = xnnpack::qc8_kernel_scales(bt.quant, fc.n);
     // XNNPACK's weights are [N][K] (output channels first): transB's bytes as they are, else B^T.
     const int8_t* b = ctx.in<int8_t>(1);
     std::vector<int8_t> nk(static_cast<size_t>(fc.n * fc.k) + XNN_EXTRA_BYTES);
@@ -62,7 +60,8 @@ class FcInt8Xnnpack : public Kernel {
       for (int64_t p = 0; p < fc.k; ++p)
         nk[static_cast<size_t>(j * fc.k + p)] = fc.trans_b ? b[j * fc.k + p] : b[p * fc.n + j];
     std::vector<int32_t> bias(static_cast<size_t>(fc.n), 0);
-    if (ctx.node->op == OpId::Gemm && ctx.has_input(2)) std::memcpy(bias.data(), ctx.in<int32_t>(2), bias.size() * sizeof(int32_t));
+    if (ctx.node->op == OpId::Gemm && ctx.has_input(2))
+      std::memcpy(bias.data(), ctx.in<int32_t>(2), bias.size() * sizeof(int32_t));
 
     const xnn_status st = xnn_create_convolution2d_nhwc_qc8(
         0, 0, 0, 0, /*kernel=*/1, 1, /*subsampling=*/1, 1, /*dilation=*/1, 1, /*groups=*/1,

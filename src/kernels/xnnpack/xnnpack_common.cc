@@ -32,6 +32,11 @@ bool qc8_params_ok(const Tensor& x, const QuantParams& w, const Tensor& y, const
   return c.lo < c.hi;
 }
 
+std::vector<float> qc8_kernel_scales(const QuantParams& w, int64_t channels) {
+  if (w.scale.size() == 1) return std::vector<float>(static_cast<size_t>(channels), w.scale[0]);
+  return std::vector<float>(w.scale.begin(), w.scale.begin() + channels);
+}
+
 pthreadpool_t thread_pool(int threads) {
   if (threads <= 1) return nullptr;
   static std::mutex mu;

@@ -6,6 +6,7 @@
 #include <xnnpack.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "graph/ir.h"
 
@@ -27,6 +28,8 @@ pthreadpool_t thread_pool(int threads);
 // check them: positive normal scales, per-channel multipliers (s_x * s_w[c]) / s_y in [2^-32, 256),
 // a non-empty output range after the node's fused Relu/Clip. `w` has one scale or `channels`.
 bool qc8_params_ok(const Tensor& x, const QuantParams& w, const Tensor& y, const Attrs& attrs, int64_t channels);
+// The per-output-channel weight scales XNNPACK's QC8 operators take (one scale repeated).
+std::vector<float> qc8_kernel_scales(const QuantParams& w, int64_t channels);
 
 // Owns one xnn_operator_t.
 class Operator {
