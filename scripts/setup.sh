@@ -18,8 +18,6 @@ esac
 PACKAGES=(
   build-essential cmake ccache pkg-config
   libonnx-dev libprotobuf-dev protobuf-compiler          # ONNX import
-  libdnnl-dev                                           # oneDNN fast kernels (x86)
-  ocl-icd-opencl-dev                                    # oneDNN's CMake package config requires OpenCL
   libflatbuffers-dev flatbuffers-compiler               # model format
   libyaml-cpp-dev libcli11-dev                          # converter config and CLI
   libstb-dev                                            # calibration images (stb_image, stb_image_resize)
@@ -31,6 +29,10 @@ PACKAGES=(
   fonts-dejavu-core python3-pil                         # rendered text (OCR tests, demo)
   clang libclang-rt-14-dev libomp-dev                   # libFuzzer targets (scripts/fuzz.sh: sanitizer runtimes, OpenMP)
 )
+case "$(dpkg --print-architecture)" in                  # the host's fast-kernel backends
+  amd64) PACKAGES+=(libdnnl-dev ocl-icd-opencl-dev) ;;  # oneDNN (its CMake config requires OpenCL)
+  arm64) PACKAGES+=(libxnnpack-dev libpthreadpool-dev) ;;  # XNNPACK
+esac
 if [ "$TARGET" = aarch64 ]; then
   PACKAGES+=(g++-aarch64-linux-gnu qemu-user)           # cross compiler, user-mode emulation for the tests
 fi
