@@ -134,9 +134,8 @@ class ConvInt8Xnnpack : public Kernel {
 
  private:
   // Binds the operator to its channels-last buffers; the first call (at plan time) sizes
-  // XNNPACK's indirection buffer.
-  // XNNPACK's setup checks only what create() already checked (non-null, non-zero sizes), so it
-  // cannot fail on an operator that was created.
+  // XNNPACK's indirection buffer. XNNPACK's setup checks only what create() already checked
+  // (non-null, non-zero sizes), so it cannot fail on an operator that was created.
   void setup(const int8_t* xin, int8_t* yout) {
     xnn_setup_convolution2d_nhwc_qc8(op_.get(), static_cast<size_t>(batch_), static_cast<size_t>(h_),
                                      static_cast<size_t>(w_), xin, yout, pool_);
