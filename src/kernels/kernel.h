@@ -114,6 +114,15 @@ struct KernelContext {
   template <typename T> T* out(size_t i) const { return static_cast<T*>(outputs[i]); }
 };
 
+// A kernel's per-run buffer of `bytes` (written in a run before it is read): from the executor's
+// shared scratch when ctx has one (`bind` gets its address once the executor allocates it, and
+// again whenever it moves), else from *own, bound at once. 64-byte aligned either way.
+struct alignas(64) ScratchLine {
+  uint8_t b[64];
+};
+void request_scratch(const KernelContext& ctx, size_t bytes, std::function<void(void*)> bind,
+                     std::vector<ScratchLine>* own);
+
 class Kernel {
  public:
   virtual ~Kernel() = default;

@@ -7,6 +7,17 @@
 
 namespace orknn {
 
+void request_scratch(const KernelContext& ctx, size_t bytes, std::function<void(void*)> bind,
+                     std::vector<ScratchLine>* own) {
+  if (ctx.scratch) {
+    own->clear();
+    ctx.scratch->request(bytes, std::move(bind));
+  } else {
+    own->assign((bytes + sizeof(ScratchLine) - 1) / sizeof(ScratchLine), ScratchLine{});
+    bind(own->data());
+  }
+}
+
 void SharedScratch::request(size_t bytes, std::function<void(void*)> bind) {
   bytes_ = std::max(bytes_, bytes);
   binds_.push_back(std::move(bind));

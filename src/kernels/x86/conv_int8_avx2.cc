@@ -310,12 +310,7 @@ class ConvInt8Avx2 : public Kernel {
       padded_ = static_cast<int16_t*>(base);
       acc_ = reinterpret_cast<int32_t*>(static_cast<uint8_t*>(base) + padded_bytes);
     };
-    if (ctx.scratch) {
-      ctx.scratch->request(bytes, bind);
-    } else {
-      own_.assign(bytes / 64 + 1, Line{});
-      bind(own_.data());
-    }
+    request_scratch(ctx, bytes, bind, &own_);
     return Status::Ok();
   }
 
@@ -353,10 +348,7 @@ class ConvInt8Avx2 : public Kernel {
   std::vector<int32_t> bias_;
   std::vector<int16_t> wpack_;   // general: [group][block][tap][pair][16][2]
   std::vector<int32_t> wdw_;     // depthwise: [tap][ctot]
-  struct alignas(64) Line {
-    uint8_t b[64];
-  };
-  std::vector<Line> own_;        // the buffers below when the executor has no shared scratch
+  std::vector<ScratchLine> own_;        // the buffers below when the executor has no shared scratch
   int16_t* padded_ = nullptr;    // one image, padded, channels-last (fill_padded_rows)
   bool in_nhwc_ = false, out_nhwc_ = false;  // the runtime keeps that activation channels-last
   int32_t* acc_ = nullptr;       // per thread slot: one band of output rows of accumulators

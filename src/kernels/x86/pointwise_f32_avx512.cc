@@ -210,15 +210,9 @@ struct PixelTiles {
 
 // `floats` floats of per-run scratch: from the executor's shared scratch (*base is set when it is
 // allocated), else in *own.
-void request_floats(const KernelContext& ctx, size_t floats, float** base, std::vector<float>* own) {
-  own->clear();
+void request_floats(const KernelContext& ctx, size_t floats, float** base, std::vector<ScratchLine>* own) {
   *base = nullptr;
-  if (ctx.scratch) {
-    ctx.scratch->request(floats * sizeof(float), [base](void* p) { *base = static_cast<float*>(p); });
-  } else {
-    own->assign(floats, 0.f);
-    *base = own->data();
-  }
+  request_scratch(ctx, floats * sizeof(float), [base](void* p) { *base = static_cast<float*>(p); }, own);
 }
 
 class PointwiseF32 : public Kernel {
@@ -330,7 +324,7 @@ class PointwiseF32 : public Kernel {
   std::vector<float> bias_;     // rows_ * blocks_, zero past OC
   bool blocked_in_ = false;     // nChw16c input (more than one pixel)
   float* tile_base_ = nullptr;  // per thread slot, geo_.c * kTile floats: the shared scratch or tiles_
-  std::vector<float> tiles_;
+  std::vector<ScratchLine> tiles_;
 };
 
 // ---- x86_stem_f32: the stems whose output channels are not a multiple of 16 ----
@@ -450,7 +444,7 @@ class StemF32 : public Kernel {
   std::vector<float> bias_;     // blocks_ * kRows, zero past oc
   int slots_ = 1;
   float* base_ = nullptr;       // per thread slot, taps_ * kTile floats: the shared scratch or own_
-  std::vector<float> own_;
+  std::vector<ScratchLine> own_;
 };
 
 }  // namespace

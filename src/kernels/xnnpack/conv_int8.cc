@@ -107,12 +107,7 @@ class ConvInt8Xnnpack : public Kernel {
       nhwc_out_ = out_bytes ? static_cast<int8_t*>(base) + in_bytes : nullptr;
       setup(stage_in_ ? nhwc_in_ : x, out_nhwc_ ? y : nhwc_out_);
     };
-    if (ctx.scratch) {
-      ctx.scratch->request(in_bytes + out_bytes, bind);
-    } else {
-      own_.assign(in_bytes + out_bytes, 0);
-      bind(own_.data());
-    }
+    request_scratch(ctx, in_bytes + out_bytes, bind, &own_);
     return Status::Ok();
   }
 
@@ -158,7 +153,7 @@ class ConvInt8Xnnpack : public Kernel {
   int64_t batch_ = 0, c_ = 0, oc_ = 0, h_ = 0, w_ = 0, oh_ = 0, ow_ = 0;
   bool in_nhwc_ = false, out_nhwc_ = false;
   bool stage_in_ = false;    // the input goes through nhwc_in_ (transposed, or copied)
-  std::vector<int8_t> own_;  // the channels-last copies when the executor has no shared scratch
+  std::vector<ScratchLine> own_;  // the channels-last copies when the executor has no shared scratch
   int8_t* nhwc_in_ = nullptr;
   int8_t* nhwc_out_ = nullptr;
   const int8_t* bound_in_ = nullptr;

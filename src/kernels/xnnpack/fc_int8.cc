@@ -79,12 +79,7 @@ class FcInt8Xnnpack : public Kernel {
       a_copy_ = static_cast<int8_t*>(base);
       setup(y);
     };
-    if (ctx.scratch) {
-      ctx.scratch->request(bytes, bind);
-    } else {
-      own_.assign(bytes, 0);
-      bind(own_.data());
-    }
+    request_scratch(ctx, bytes, bind, &own_);
     return Status::Ok();
   }
 
@@ -107,7 +102,7 @@ class FcInt8Xnnpack : public Kernel {
   pthreadpool_t pool_ = nullptr;  // shared, not owned (xnnpack::thread_pool)
   int64_t m_ = 0;
   size_t a_bytes_ = 0;
-  std::vector<int8_t> own_;      // A's copy when the executor has no shared scratch
+  std::vector<ScratchLine> own_;  // A's copy when the executor has no shared scratch
   int8_t* a_copy_ = nullptr;     // A, then XNN_EXTRA_BYTES readable bytes
   int8_t* bound_y_ = nullptr;
 };
