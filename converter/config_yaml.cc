@@ -12,7 +12,7 @@
 //       target_platform: rk3588
 //       custom_string: "..."
 //       float_dtype: float16
-//       quantized_dtype: asymmetric_quantized-8     # with quantize: true (or alone): INT8
+//       quantized_dtype: w8a8                       # or asymmetric_quantized-8; with quantize: true (or alone): INT8
 //       quantized_algorithm: normal                 # normal | kl_divergence (kl) | mmse
 //       quantized_method: channel                   # channel | layer
 //       dataset: ./dataset.txt                      # relative to this file
@@ -131,17 +131,10 @@ Status dynamic_input(const std::string& path, const YAML::Node& n, const std::ve
   return Status::Ok();
 }
 
-}  // namespace
-
-Status load_config_yaml(const std::string& path, ConvertOptions* opts) {
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    return ORKNN_ERR(kInvalidParam, "cannot open config file '%s'", path.c_str());
-  } catch (const YAML::Exception& e) {
-    return ORKNN_ERR(kInvalidParam, "%s: YAML syntax error: %s", path.c_str(), e.what());
-  }
+// The settings of a parsed config. `path` names the config in messages; a relative dataset path
+// is resolved against base_dir.
+Status apply_config(const YAML::Node& root, const std::string& path, const std::filesystem::path& base_dir,
+                    ConvertOptions* opts) {
   if (!root.IsMap()) return ORKNN_ERR(kInvalidParam, "%s: expected a mapping of conversion settings", path.c_str());
 
   // Gather the maps the settings may live in, most specific last.
@@ -164,7 +157,7 @@ Status load_config_yaml(const std::string& path, ConvertOptions* opts) {
     if (root["subgraphs"] && root["subgraphs"].IsMap()) scopes.push_back(root["subgraphs"]);
 
     static const std::set<std::string> kIgnored = {
-        "name", "model_file_path", "model_name", "quantized_hybrid_level", "quant_img_RGB2BGR", "optimization_level", "outputs",
+        "name", "model_file_path", "model_name", "quantized_hybrid_level", "quant_img_RGB2BGR", "optimization_level",
         "compress_weight", "single_core_mode", "model_pruning", "remove_weight", "remove_reshape",
         "sparse_infer", "op_target", "inputs_yuv_fmt", "configs", "subgraphs", "models",
         "RK_device_id", "pre_compile", "proposal", "proposal_dataset_size", "do_sparse_network",
@@ -237,7 +230,7 @@ Status load_config_yaml(const std::string& path, ConvertOptions* opts) {
         } else if (key == "dataset") {
           if (opts->quant.dataset.empty() && !v.IsNull()) {
             std::filesystem::path d = scalar(v);
-            if (d.is_relative()) d = std::filesystem::path(path).parent_path() / d;
+            if (d.is_relative()) d = base_dir / d;
             opts->quant.dataset = d.lexically_normal().string();
           }
         } else if (key == "float_layers") {
@@ -256,7 +249,13 @@ Status load_config_yaml(const std::string& path, ConvertOptions* opts) {
             }
             opts->quant.float_layers = names;
           }
-        } else if (key == "inputs" || kIgnored.count(key)) {
+        } else if (key == "inputs" || key == "outputs") {
+          // subgraphs.inputs/outputs: the tensors the converted model starts and ends at; the
+          // command line's --inputs/--outputs win
+          std::vector<std::string>* names = key == "inputs" ? &opts->subgraph_inputs : &opts->subgraph_outputs;
+          if (names->empty() && v.IsSequence())
+            for (const auto& e : v) names->push_back(e.as<std::string>());
+        } else if (kIgnored.count(key)) {
           // not applicable to this converter
         } else {
           ORKNN_LOGW("%s: unknown key '%s' ignored", path.c_str(), key.c_str());
@@ -264,15 +263,40 @@ Status load_config_yaml(const std::string& path, ConvertOptions* opts) {
       }
     }
     const bool wanted = quantize_key ? quantize_value : !quant_dtype.empty();
-    if (!quant_dtype.empty() && quant_dtype != "asymmetric_quantized-8" && (wanted || opts->quant.enabled))
+    if (!quant_dtype.empty() && quant_dtype != "asymmetric_quantized-8" && quant_dtype != "w8a8" &&
+        (wanted || opts->quant.enabled))
       return bad(path, "quantized_dtype",
-                 "is '" + quant_dtype + "': only asymmetric_quantized-8 (INT8: asymmetric activations, symmetric "
-                 "per-channel weights) is supported");
+                 "is '" + quant_dtype + "': only w8a8 (asymmetric_quantized-8; INT8: asymmetric activations, "
+                 "symmetric per-channel weights) is supported");
     if (wanted) opts->quant.enabled = true;
   } catch (const YAML::Exception& e) {
     return ORKNN_ERR(kInvalidParam, "%s: bad value: %s", path.c_str(), e.what());
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status load_config_yaml(const std::string& path, ConvertOptions* opts) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    return ORKNN_ERR(kInvalidParam, "cannot open config file '%s'", path.c_str());
+  } catch (const YAML::Exception& e) {
+    return ORKNN_ERR(kInvalidParam, "%s: YAML syntax error: %s", path.c_str(), e.what());
+  }
+  return apply_config(root, path, std::filesystem::path(path).parent_path(), opts);
+}
+
+Status load_config_yaml_text(const std::string& text, const std::string& base_dir, ConvertOptions* opts) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return ORKNN_ERR(kInvalidParam, "config: YAML syntax error: %s", e.what());
+  }
+  return apply_config(root, "config", base_dir, opts);
 }
 
 }  // namespace orknn

@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "converter/onnx/importer.h"
+#include "converter/onnx/subgraph.h"
 #include "converter/quant/calibrate.h"
 #include "converter/quant/dataset.h"
 #include "converter/quant/qdq_import.h"
@@ -111,7 +112,7 @@ Status check_quant_options(const QuantOptions& q, bool qdq_model, QuantizeSettin
   if (q.enabled && q.dataset.empty() && !qdq_model)
     return ORKNN_ERR(kInvalidParam,
                      "--quantize needs a calibration data set: --dataset LIST.txt (one sample per line; "
-                     "see docs/convert.md), or 'dataset:' in the config file");
+                     "see docs/convert.md), 'dataset:' in the config file, or build(dataset=...) in Python");
   if (!q.enabled && !qdq_model) {
     if (!q.float_layers.empty())
       return ORKNN_ERR(kInvalidParam, "--float-layers applies to quantized conversions; add --quantize --dataset LIST.txt");
@@ -257,6 +258,14 @@ std::string shape_list_str(const std::vector<Shape>& shapes) {
 // Dynamic shapes: one conversion per shape set, then the sets' differences (docs/convert.md).
 Status convert_model(const onnx::ModelProto& model, const std::string& model_dir, const ConvertOptions& opts,
                      Graph* out, ConvertReport* report, DynamicShapes* dyn) {
+  if (!opts.subgraph_inputs.empty() || !opts.subgraph_outputs.empty()) {
+    onnx::ModelProto cut = model;
+    ORKNN_RETURN_IF_ERROR(onnx_import::cut_subgraph(&cut, opts.subgraph_inputs, opts.subgraph_outputs));
+    ConvertOptions o = opts;
+    o.subgraph_inputs.clear();
+    o.subgraph_outputs.clear();
+    return convert_model(cut, model_dir, o, out, report, dyn);
+  }
   if (dyn) dyn->sets.clear();
   if (opts.dynamic_shapes.empty()) return convert_static(model, model_dir, opts, out, report);
   if (!dyn)

@@ -40,6 +40,11 @@ struct ConvertOptions {
   // listed input lists the same number of sets, set s taking entry s of each. Inputs not listed
   // keep one shape (input_shapes or the ONNX one) in every set. Empty: a static model.
   std::map<std::string, std::vector<Shape>> dynamic_shapes;
+  // Subgraph cut (--inputs/--outputs, YAML subgraphs.inputs/outputs, Python load_onnx(inputs=,
+  // outputs=)): tensor names that become the model's inputs / outputs; the nodes the outputs do
+  // not need are dropped before import. Empty: the model's own.
+  std::vector<std::string> subgraph_inputs;
+  std::vector<std::string> subgraph_outputs;
 };
 
 // Reads an ONNX file (external data next to it is loaded) into a verified, shape-complete graph.
@@ -50,6 +55,8 @@ Status convert_onnx_bytes(const void* data, size_t size, const ConvertOptions& o
 // Reads the vendor toolkit's YAML conversion config (mean_values, std_values, target_platform,
 // custom_string, ...) into opts; options already set on the command line win (see docs/convert.md).
 Status load_config_yaml(const std::string& path, ConvertOptions* opts);
+// Same, from the config's text (YAML or JSON); a relative dataset path is taken from base_dir.
+Status load_config_yaml_text(const std::string& text, const std::string& base_dir, ConvertOptions* opts);
 
 // ---- additions (same conversion, with a report for tools) ----
 

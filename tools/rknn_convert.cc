@@ -135,7 +135,7 @@ std::vector<std::string> split_names(const std::vector<std::string>& args) {
 int main(int argc, char** argv) {
   CLI::App app{"rknn_convert: converts an ONNX model into an OpenRKNN .rknn model"};
   std::string model_path, out_path, platform, custom_string, config_path, precision;
-  std::vector<std::string> shape_args, mean_args, std_args, float_layer_args, dynamic_args;
+  std::vector<std::string> shape_args, mean_args, std_args, float_layer_args, dynamic_args, input_args, output_args;
   std::string dataset, algorithm, method;
   bool no_passes = false, quiet = false, quantize = false;
 
@@ -151,6 +151,14 @@ int main(int argc, char** argv) {
   app.add_option("--dynamic-shape", dynamic_args,
                  "[NAME=]d0,d1,..;d0,d1,..: the shapes input NAME takes, one per shape set (ONNX NCHW dims; repeat "
                  "per input, every input listing the same number of sets); makes a dynamic-shape model")
+      ->allow_extra_args(false);
+  app.add_option("--inputs", input_args,
+                 "NAME,...: tensors that become the model's inputs, in this order (a subgraph cut; the nodes before "
+                 "them are dropped)")
+      ->allow_extra_args(false);
+  app.add_option("--outputs", output_args,
+                 "NAME,...: tensors that become the model's outputs (a subgraph cut; nodes they do not need are "
+                 "dropped)")
       ->allow_extra_args(false);
   app.add_option("--mean", mean_args,
                  "[NAME=]v1,v2,v3: mean per channel, subtracted by the runtime from UINT8 inputs (without NAME: "
@@ -225,6 +233,8 @@ int main(int argc, char** argv) {
     }
   }
   opts.custom_string = custom_string;
+  opts.subgraph_inputs = split_names(input_args);
+  opts.subgraph_outputs = split_names(output_args);
   // Quantization: --quantize, --dataset and --float-layers go in before the config (which fills
   // what they left unset); --algorithm and --method replace the config's values after it.
   opts.quant.enabled = quantize;

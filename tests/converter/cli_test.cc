@@ -57,6 +57,19 @@ TEST_F(Cli, ConfigFileAndCommandLinePrecedence) {
   EXPECT_EQ(g.inputs[1].std, (std::vector<float>{1}));
 }
 
+TEST_F(Cli, SubgraphCutInputsOutputs) {
+  // y = images * scale; cut at y with "images" as the only input: "scale" is then missing
+  std::string m = (dir_ / "m.onnx").string(), o = (dir_ / "s.rknn").string(), out;
+  EXPECT_EQ(run(m + " -o " + o + " -t rk3588 --input-shape images=1,3,8,8 --inputs images --outputs y", &out), 1);
+  EXPECT_NE(out.find("need the model input 'scale'"), std::string::npos) << out;
+  ASSERT_EQ(run(m + " -o " + o + " -t rk3588 --input-shape images=1,3,8,8 --inputs scale,images --outputs y -q",
+                &out), 0) << out;
+  Graph g = load(o);
+  ASSERT_EQ(g.inputs.size(), 2u);
+  EXPECT_EQ(g.tensor(g.inputs[0].tensor).name, "scale");  // in the order given
+  EXPECT_EQ(g.tensor(g.inputs[1].tensor).name, "images");
+}
+
 TEST_F(Cli, ErrorsExitNonZeroWithOneLine) {
   std::string m = (dir_ / "m.onnx").string(), o = (dir_ / "e.rknn").string(), out;
   EXPECT_EQ(run(m + " -o " + o + " -t rk3588", &out), 1);

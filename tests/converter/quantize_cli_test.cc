@@ -142,7 +142,11 @@ TEST_F(QuantCli, YamlVendorKeys) {
   ConvertOptions f;
   Status st = load_config_yaml((dir_ / "f.yml").string(), &f);
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("only asymmetric_quantized-8"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("only w8a8 (asymmetric_quantized-8"), std::string::npos) << st.message();
+  std::ofstream(dir_ / "g.yml") << "quantized_dtype: w8a8\n";  // rknn-toolkit2's name
+  ConvertOptions w;
+  ASSERT_OK(load_config_yaml((dir_ / "g.yml").string(), &w));
+  EXPECT_TRUE(w.quant.enabled);
   std::ofstream(dir_ / "h.yml") << "quantized_algorithm: best\n";
   EXPECT_FALSE(load_config_yaml((dir_ / "h.yml").string(), &f).ok());
 

@@ -1,0 +1,1 @@
+"""OpenRKNN's rknn: the vendor toolkit's Python interface (rknn.api.RKNN)."""

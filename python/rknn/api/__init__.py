@@ -1,0 +1,274 @@
+"""rknn.api.RKNN: the vendor toolkit's class. Conversion runs OpenRKNN's converter in process;
+init_runtime() runs the model, built here or loaded from a .rknn file, on this CPU
+(docs/python.md lists where it differs from the vendor's)."""
+import os
+
+import numpy as np
+
+from openrknn import _capi as C
+from openrknn.convert import ConvertError, convert_onnx
+from openrknn.log import Logger
+from openrknn.runtime import Context, RknnError
+from openrknn.session import PLATFORMS, CoreMasks, Session
+
+__all__ = ["RKNN"]
+
+# config() keywords (the vendor's defaults) that the converter applies.
+_APPLIED = {
+    "mean_values": None, "std_values": None, "quantized_dtype": "w8a8", "quantized_algorithm": "normal",
+    "quantized_method": "channel", "float_dtype": "float16", "target_platform": None, "custom_string": None,
+    "dynamic_input": None,
+}
+# Keywords accepted for compatibility; a value other than the default changes nothing on a CPU.
+_NO_EFFECT = {
+    "quant_img_RGB2BGR": False, "optimization_level": 3, "remove_weight": False, "compress_weight": False,
+    "single_core_mode": False, "model_pruning": False, "quantize_weight": False, "remove_reshape": False,
+    "sparse_infer": False, "enable_flash_attention": False, "op_target": None, "auto_hybrid_cos_thresh": 0.98,
+    "auto_hybrid_euc_thresh": None, "inputs_yuv_fmt": None, "disable_rules": None, "quantized_hybrid_level": 0,
+    "float_dtype_mode": None, "npu_do_output_nhwc": None,
+}
+DEFAULT_PLATFORM = "rk3566"
+
+
+class RKNN(CoreMasks):
+    def __init__(self, verbose=False, verbose_file=None):
+        self._log = Logger(verbose, verbose_file)
+        self._s = Session(self._log)
+        self._config = dict(_APPLIED)
+        self._config.update(_NO_EFFECT)
+        self._onnx = None  # (path, inputs, outputs, input_size_list)
+        self._tmp = None  # load_pytorch's ONNX export
+
+    # ---- conversion ----
+    def config(self, **kwargs):
+        """Stores the conversion settings (section 3 of the vendor's reference). Keywords without
+        effect on a CPU are accepted and named once in a warning."""
+        for key, value in kwargs.items():
+            if key not in _APPLIED and key not in _NO_EFFECT:
+                raise TypeError(f"config() got an unexpected keyword argument '{key}'")
+            if key in _NO_EFFECT and value != _NO_EFFECT[key]:
+                self._log.warning_once("config", f"{key}={value!r} has no effect on OpenRKNN's CPU runtime; it is "
+                                       "accepted and ignored")
+            self._config[key] = value
+        platform = self._config.get("target_platform")
+        if isinstance(platform, str):
+            self._config["target_platform"] = platform.lower()
+
+    def load_onnx(self, model, inputs=None, input_size_list=None, input_initial_val=None, outputs=None):
+        if not isinstance(model, (str, os.PathLike)) or not os.path.isfile(model):
+            self._log.error("load_onnx", f"'{model}' is not an ONNX file")
+            return -1
+        if input_initial_val is not None:
+            self._log.error("load_onnx", "input_initial_val is not supported by OpenRKNN yet: fold the constant "
+                            "input into the ONNX model (onnx-simplifier or onnx.helper) before converting")
+            return -1
+        for what, names in (("inputs", inputs), ("outputs", outputs)):
+            if names is not None and (not isinstance(names, (list, tuple)) or
+                                      not all(isinstance(n, str) for n in names)):
+                self._log.error("load_onnx", f"{what} must be a list of tensor names, not {names!r}")
+                return -1
+        if input_size_list is not None:
+            if not isinstance(input_size_list, (list, tuple)) or not all(
+                    isinstance(s, (list, tuple)) and s and all(isinstance(d, (int, np.integer)) and d > 0 for d in s)
+                    for s in input_size_list):
+                self._log.error("load_onnx", f"input_size_list must list one shape of positive ints per input, not "
+                                f"{input_size_list!r}")
+                return -1
+        self._onnx = (os.fspath(model), list(inputs or []), list(outputs or []),
+                      [list(map(int, s)) for s in input_size_list] if input_size_list else None)
+        return 0
+
+    def _unsupported_front_end(self, name):
+        self._log.error(name, "OpenRKNN converts ONNX models only: export the model to ONNX and call load_onnx()")
+        return -1
+
+    def load_pytorch(self, model, input_size_list):
+        """A TorchScript file (torch.jit.save), exported to ONNX with torch's own exporter on
+        zero inputs of input_size_list's shapes, then load_onnx. Needs torch."""
+        try:
+            import torch
+        except ImportError:
+            self._log.error("load_pytorch", "torch is not installed: install it, or export the model to ONNX "
+                            "yourself and call load_onnx()")
+            return -1
+        if not isinstance(model, (str, os.PathLike)) or not os.path.isfile(model):
+            self._log.error("load_pytorch", f"'{model}' is not a TorchScript file")
+            return -1
+        if not isinstance(input_size_list, (list, tuple)) or not input_size_list:
+            self._log.error("load_pytorch", "input_size_list must list one shape per input, e.g. [[1, 3, 224, 224]]")
+            return -1
+        import inspect
+        import tempfile
+        self._tmp = tempfile.TemporaryDirectory(prefix="openrknn-")
+        path = os.path.join(self._tmp.name, os.path.splitext(os.path.basename(model))[0] + ".onnx")
+        try:
+            module = torch.jit.load(model, map_location="cpu").eval()
+            args = tuple(torch.zeros(*map(int, shape)) for shape in input_size_list)
+            kwargs = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
+            torch.onnx.export(module, args, path, opset_version=13, **kwargs)
+        except Exception as e:  # torch raises many kinds; its message says what failed
+            self._log.error("load_pytorch", f"torch could not export '{model}' to ONNX: {e}")
+            return -1
+        return self.load_onnx(path)
+
+    def load_tflite(self, model, **kwargs):
+        return self._unsupported_front_end("load_tflite")
+
+    def load_tensorflow(self, tf_pb, inputs=None, input_size_list=None, outputs=None, **kwargs):
+        return self._unsupported_front_end("load_tensorflow")
+
+    def load_caffe(self, model, blobs=None, **kwargs):
+        return self._unsupported_front_end("load_caffe")
+
+    def load_darknet(self, model, weight, **kwargs):
+        return self._unsupported_front_end("load_darknet")
+
+    def build(self, do_quantization=True, dataset=None, rknn_batch_size=None, auto_hybrid=False):
+        if self._onnx is None:
+            self._log.error("build", "no model: call load_onnx() first")
+            return -1
+        if rknn_batch_size not in (None, 1):
+            self._log.error("build", f"rknn_batch_size={rknn_batch_size!r} is not supported by OpenRKNN yet: export "
+                            "the ONNX model with the batch size you need")
+            return -1
+        if auto_hybrid:
+            self._log.error("build", "auto_hybrid is not supported by OpenRKNN yet: list the layers to keep in float "
+                            "with rknn_convert --float-layers (rknn_inspect accuracy suggests them)")
+            return -1
+        path, inputs, outputs, sizes = self._onnx
+        cfg = {k: v for k, v in self._config.items() if k in _APPLIED and v is not None}
+        if "target_platform" not in cfg:
+            self._log.warning_once("build", f"target_platform is not set: using {DEFAULT_PLATFORM}")
+            cfg["target_platform"] = DEFAULT_PLATFORM
+        elif cfg["target_platform"] not in PLATFORMS:
+            self._log.error("build", f"target_platform '{cfg['target_platform']}' is not one of {', '.join(PLATFORMS)}")
+            return -1
+        cfg["quantize"] = bool(do_quantization)
+        if not do_quantization:
+            cfg.pop("quantized_dtype", None)
+        if inputs:
+            cfg["inputs"] = inputs
+        if outputs:
+            cfg["outputs"] = outputs
+        if sizes:
+            cfg["input_size_list"] = sizes
+        if dataset is not None:
+            if not os.path.isfile(dataset):
+                self._log.error("build", f"dataset '{dataset}' is not a file (a text file listing one sample per line)")
+                return -1
+            cfg["dataset"] = os.path.abspath(dataset)
+        try:
+            model = convert_onnx(path, cfg)
+        except (ConvertError, OSError) as e:
+            self._log.error("build", str(e))
+            return -1
+        self._s.release_context()
+        self._s.model = model
+        self._log.info("build", f"{path} -> {len(model)} bytes ({'int8' if do_quantization else 'float'})")
+        return 0
+
+    def export_rknn(self, export_path, **kwargs):
+        if self._s.model is None:
+            self._log.error("export_rknn", "no model: call build() or load_rknn() first")
+            return -1
+        try:
+            with open(export_path, "wb") as f:
+                f.write(self._s.model)
+        except OSError as e:
+            self._log.error("export_rknn", f"cannot write '{export_path}': {e.strerror}")
+            return -1
+        return 0
+
+    def load_rknn(self, path):
+        return self._s.load_rknn(path)
+
+    # ---- running ----
+    def init_runtime(self, target=None, device_id=None, perf_debug=False, eval_mem=False, async_mode=False,
+                     core_mask=CoreMasks.NPU_CORE_AUTO, fallback_prior_device="cpu"):
+        return self._s.init_runtime(target, async_mode=async_mode, core_mask=core_mask, perf_debug=perf_debug)
+
+    def inference(self, inputs, data_format=None, inputs_pass_through=None, get_frame_id=False):
+        return self._s.inference(inputs, data_format, inputs_pass_through, get_frame_id)
+
+    def eval_perf(self, is_print=True, fix_freq=True):
+        """Per-layer times of one run (the last inference's inputs, else zeros), as the runtime's
+        RKNN_QUERY_PERF_DETAIL text; None after a log line."""
+        s = self._s
+        if s.ctx is None:
+            self._log.error("eval_perf", "the runtime is not initialised: call init_runtime() first")
+            return None
+        try:
+            ctx = s.ctx if s.perf else Context(s.model, C.RKNN_FLAG_COLLECT_PERF_MASK)
+            if s.last_inputs is not None:
+                arrays, fmts, passes = s.last_inputs
+            else:
+                arrays = [np.zeros(i.dims, np.float32) for i in ctx.inputs]
+                fmts = [i.fmt if len(i.dims) == 4 else C.RKNN_TENSOR_UNDEFINED for i in ctx.inputs]
+                passes = [0] * len(arrays)
+            ctx.run(arrays, fmts, passes)
+            text = ctx.perf_detail()
+            if ctx is not s.ctx:
+                ctx.destroy()
+        except (RknnError, OSError) as e:
+            self._log.error("eval_perf", str(e))
+            return None
+        if is_print:
+            print(text)
+        return text
+
+    def eval_memory(self, is_print=True):
+        """The context's memory in the vendor's dict (bytes); None after a log line."""
+        if self._s.ctx is None:
+            self._log.error("eval_memory", "the runtime is not initialised: call init_runtime() first")
+            return None
+        m = self._s.ctx.mem_size()
+        total = int(m.total_dma_allocated_size)
+        weight, internal = int(m.total_weight_size), int(m.total_internal_size)
+        result = {"weight_memory": weight, "internal_memory": internal,
+                  "other_memory": max(total - weight - internal, 0), "total_memory": total}
+        if is_print:
+            for k, v in result.items():
+                print(f"{k:16s} {v / 1048576:10.2f} MiB")
+        return result
+
+    def get_sdk_version(self):
+        return self._s.sdk_version()
+
+    def list_devices(self):
+        self._log.info("list_devices", "OpenRKNN runs models on this CPU; there are no devices to list")
+        return [], []
+
+    # ---- not in OpenRKNN (yet) ----
+    def _not_yet(self, name, instead):
+        self._log.error(name, f"not implemented in OpenRKNN yet; {instead}")
+        return -1
+
+    def accuracy_analysis(self, inputs, output_dir="./snapshot", target=None, device_id=None):
+        return self._not_yet("accuracy_analysis", "rknn_inspect accuracy MODEL.onnx MODEL.rknn compares every "
+                             "layer with float")
+
+    def hybrid_quantization_step1(self, dataset=None, rknn_batch_size=None, proposal=False, proposal_dataset_size=1,
+                                  custom_hybrid=None):
+        return self._not_yet("hybrid_quantization_step1", "rknn_convert --float-layers keeps chosen layers in float")
+
+    def hybrid_quantization_step2(self, model_input, data_input, model_quantization_cfg):
+        return self._not_yet("hybrid_quantization_step2", "rknn_convert --float-layers keeps chosen layers in float")
+
+    def reg_custom_op(self, custom_op):
+        return self._not_yet("reg_custom_op", "custom operators run through the C API's rknn_register_custom_ops")
+
+    def codegen(self, output_path, inputs=None, overwrite=False):
+        return self._not_yet("codegen", "examples/rknn_demo.c is a C client that builds against librknnrt.so")
+
+    def export_encrypted_rknn_model(self, input_model, output_model=None, crypt_level=1):
+        self._log.error("export_encrypted_rknn_model", "OpenRKNN's models are an open format and are not "
+                        "encrypted; use the model as exported")
+        return -1
+
+    def release(self):
+        self._s.release()
+        self._onnx = None
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+        self._log.close()

@@ -1,0 +1,1 @@
+"""OpenRKNN's rknnlite: the light runtime's Python interface (rknnlite.api.RKNNLite)."""

@@ -1,0 +1,607 @@
+"""rknn.api.RKNN: conversion (config/load_onnx/build/export_rknn), the in-process runtime,
+eval_perf/eval_memory, and the error paths (../shared/docs/python-api-contract.md, sections 2-3)."""
+import os
+
+import numpy as np
+import onnx
+import onnx.utils
+import pytest
+
+from conftest import (FP16_ATOL, MEAN, ROOT, STD, assert_fp16_close, assert_fp32_close, convert, cosine, error_lines,
+                      make_add_model, make_chain_model, make_conv_model, make_matmul_model, normalise, ort_run,
+                      random_image)
+from openrknn import _capi as C
+from openrknn.runtime import Context
+from rknn.api import RKNN
+from rknnlite.api import RKNNLite
+
+
+def _lite_run(rknn_path_or_bytes, inputs, **kwargs):
+    r = RKNNLite()
+    assert r.load_rknn(rknn_path_or_bytes) == 0
+    assert r.init_runtime() == 0
+    out = r.inference(inputs, **kwargs)
+    r.release()
+    assert out is not None
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# conversion flow
+
+
+@pytest.mark.parametrize("platform", ["rk3588", "RK3566", "rv1106"])
+def test_convert_export_and_run_with_rknnlite(tmp_path, conv_onnx, platform):
+    """config(mean, std, target_platform) -> load_onnx -> build(False) -> export_rknn ->
+    RKNNLite: uint8 NHWC image, mean/std applied by the runtime."""
+    r = RKNN()
+    assert r.config(mean_values=[MEAN], std_values=[STD], target_platform=platform) is None
+    assert r.load_onnx(model=conv_onnx) == 0
+    assert r.build(do_quantization=False) == 0
+    out_path = tmp_path / "conv.rknn"
+    assert r.export_rknn(str(out_path)) == 0
+    r.release()
+    assert out_path.stat().st_size > 0
+
+    img = random_image(seed=20)
+    got = _lite_run(str(out_path), [img])
+    want = ort_run(conv_onnx, {"x": normalise(img)})[0]
+    assert_fp16_close(got[0], want)
+    # and the mean/std matter: the un-normalised image gives something else
+    raw = ort_run(conv_onnx, {"x": img.astype(np.float32).transpose(0, 3, 1, 2)})[0]
+    assert np.max(np.abs(got[0] - raw)) > 10 * FP16_ATOL
+
+
+def test_convert_float32_exact(tmp_path, conv_onnx):
+    """float_dtype='float32': fp32 everywhere, so rtol 1e-4 / atol 1e-5 against ONNX Runtime."""
+    data = convert(conv_onnx, tmp_path / "c32.rknn", mean_values=[MEAN], std_values=[STD], float_dtype="float32")
+    img = random_image(seed=21)
+    got = _lite_run(data, [img])[0]
+    assert_fp32_close(got, ort_run(conv_onnx, {"x": normalise(img)})[0])
+
+
+def test_fp16_default_rounds_outputs(tmp_path, conv_onnx):
+    """The default float_dtype stores floats as fp16: every output value is an fp16 value, which
+    fp32 conversion does not give (so the two settings are really different)."""
+    img = random_image(seed=22)
+    got16 = _lite_run(convert(conv_onnx, tmp_path / "a.rknn", mean_values=[MEAN], std_values=[STD]), [img])[0]
+    got32 = _lite_run(convert(conv_onnx, tmp_path / "b.rknn", mean_values=[MEAN], std_values=[STD],
+                              float_dtype="float32"), [img])[0]
+    assert np.array_equal(got16, got16.astype(np.float16).astype(np.float32))
+    assert not np.array_equal(got32, got32.astype(np.float16).astype(np.float32))
+
+
+def test_rknn_simulator_runs_built_model(conv_onnx):
+    """evaluation flow: the same RKNN object runs what it built (init_runtime() without a target)."""
+    r = RKNN()
+    r.config(mean_values=[MEAN], std_values=[STD], target_platform="rk3588", float_dtype="float32")
+    assert r.load_onnx(conv_onnx) == 0
+    assert r.build(do_quantization=False) == 0
+    assert r.init_runtime() == 0
+    img = random_image(seed=23)
+    out = r.inference(inputs=[img])
+    assert isinstance(out, list) and out[0].dtype == np.float32
+    assert_fp32_close(out[0], ort_run(conv_onnx, {"x": normalise(img)})[0])
+    # get_frame_id, data_format and pass-through as in RKNNLite
+    with_id = r.inference([img], get_frame_id=True)
+    assert isinstance(with_id[-1], int) and np.array_equal(with_id[0], out[0])
+    nchw = np.ascontiguousarray(img.transpose(0, 3, 1, 2))
+    assert np.array_equal(r.inference([nchw], data_format="nchw")[0], out[0])
+    assert np.array_equal(r.inference([nchw], data_format=["nchw"])[0], out[0])
+    r.release()
+
+
+def test_rknn_load_rknn_then_init_runtime(conv_rknn, conv_onnx):
+    """The model zoo's flow: RKNN() -> load_rknn -> init_runtime() -> inference runs on this CPU."""
+    r = RKNN()
+    assert r.load_rknn(conv_rknn) == 0
+    assert r.init_runtime() == 0
+    img = random_image(seed=24)
+    out = r.inference([img], data_format="nhwc")
+    r.release()
+    assert_fp16_close(out[0], ort_run(conv_onnx, {"x": normalise(img)})[0])
+
+
+def test_rknn_pass_through_takes_native_data(tmp_path, conv_onnx):
+    data = convert(conv_onnx, tmp_path / "pt.rknn", mean_values=[MEAN], std_values=[STD])
+    r = RKNN()
+    assert r.load_rknn(data) == 0 and r.init_runtime() == 0
+    x = np.random.default_rng(25).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    native = np.ascontiguousarray(x.transpose(0, 2, 3, 1)).astype(np.float16)
+    # the native input (FLOAT16 NHWC) as raw bytes: the array's dtype does not matter with pass-through
+    out = r.inference([native.view(np.uint16)], inputs_pass_through=[1])
+    r.release()
+    assert_fp16_close(out[0], ort_run(conv_onnx, {"x": x})[0])
+
+
+def test_export_rknn_after_load_rknn_roundtrip(tmp_path, conv_rknn):
+    r = RKNN()
+    assert r.load_rknn(conv_rknn) == 0
+    assert r.export_rknn(str(tmp_path / "copy.rknn")) == 0
+    r.release()
+    with open(conv_rknn, "rb") as a, open(tmp_path / "copy.rknn", "rb") as b:
+        assert a.read() == b.read()
+
+
+def test_two_input_add(tmp_path):
+    onnx_path = make_add_model(tmp_path / "add.onnx")
+    data = convert(onnx_path, tmp_path / "add.rknn", float_dtype="float32")
+    rng = np.random.default_rng(26)
+    a = rng.standard_normal((1, 3, 4, 4)).astype(np.float32)
+    b = rng.standard_normal((1, 3, 4, 4)).astype(np.float32)
+    want = a + b
+    nhwc = lambda t: np.ascontiguousarray(t.transpose(0, 2, 3, 1))  # noqa: E731
+    assert_fp32_close(_lite_run(data, [nhwc(a), nhwc(b)])[0], want)
+    assert_fp32_close(_lite_run(data, [a, b], data_format="nchw")[0], want)
+    assert_fp32_close(_lite_run(data, [a, nhwc(b)], data_format=["nchw", "nhwc"])[0], want)
+    assert_fp32_close(_lite_run(data, [nhwc(a), b], data_format=["nhwc", "nchw"])[0], want)
+    # and ONNX Runtime agrees with numpy
+    assert_fp32_close(ort_run(onnx_path, {"a": a, "b": b})[0], want)
+
+
+def test_two_input_add_wrong_count(tmp_path, capfd):
+    data = convert(make_add_model(tmp_path / "add.onnx"), tmp_path / "add.rknn")
+    r = RKNNLite()
+    assert r.load_rknn(data) == 0 and r.init_runtime() == 0
+    assert r.inference([np.zeros((1, 4, 4, 3), np.float32)]) is None
+    assert any("2 input" in line for line in error_lines(capfd.readouterr().err))
+    r.release()
+
+
+def test_2d_matmul_input(tmp_path):
+    onnx_path, w = make_matmul_model(tmp_path / "mm.onnx")
+    data = convert(onnx_path, tmp_path / "mm.rknn", float_dtype="float32")
+    x = np.random.default_rng(27).standard_normal((2, 6)).astype(np.float32)
+    want = x @ w
+    got = _lite_run(data, [x])[0]
+    assert_fp32_close(got, want)
+    # data_format does not transpose inputs that are not 4-D
+    assert_fp32_close(_lite_run(data, [x], data_format="nchw")[0], want)
+    assert_fp32_close(_lite_run(data, [x], data_format="nhwc")[0], want)
+    # fp16 storage
+    got16 = _lite_run(convert(onnx_path, tmp_path / "mm16.rknn"), [x])[0]
+    assert_fp16_close(got16, want, atol=2e-2)
+
+
+def test_2d_matmul_wrong_size(tmp_path, capfd):
+    onnx_path, _ = make_matmul_model(tmp_path / "mm.onnx")
+    data = convert(onnx_path, tmp_path / "mm.rknn")
+    r = RKNNLite()
+    assert r.load_rknn(data) == 0 and r.init_runtime() == 0
+    assert r.inference([np.zeros((2, 7), np.float32)]) is None
+    assert error_lines(capfd.readouterr().err)
+    r.release()
+
+
+def test_custom_string_is_stored(tmp_path, conv_onnx):
+    data = convert(conv_onnx, tmp_path / "cs.rknn", custom_string="hello openrknn")
+    ctx = Context(data)
+    try:
+        assert ctx.custom_string() == "hello openrknn"
+    finally:
+        ctx.destroy()
+
+
+def test_no_effect_keywords_accepted_with_one_warning(capfd, conv_onnx, tmp_path):
+    r = RKNN()
+    r.config(optimization_level=2, quant_img_RGB2BGR=True, single_core_mode=True, target_platform="rk3588")
+    r.config(optimization_level=2)
+    err = capfd.readouterr().err
+    warn = [line for line in err.splitlines() if line.startswith("W ")]
+    assert sum("optimization_level" in line for line in warn) == 1
+    assert any("quant_img_RGB2BGR" in line for line in warn)
+    assert not error_lines(err)
+    # and the conversion still works
+    assert r.load_onnx(conv_onnx) == 0 and r.build(do_quantization=False) == 0
+    r.release()
+
+
+# ---------------------------------------------------------------------------------------------
+# INT8
+
+
+def _write_dataset(directory, shape, n=4, seed=30, relative=True):
+    rng = np.random.default_rng(seed)
+    lines = []
+    for i in range(n):
+        p = directory / f"sample_{i}.npy"
+        np.save(p, rng.standard_normal(shape).astype(np.float32))
+        lines.append(p.name if relative else str(p))
+    ds = directory / "dataset.txt"
+    ds.write_text("# calibration samples\n" + "\n".join(lines) + "\n")
+    return str(ds)
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc-no-batch"])
+def test_int8_build_with_npy_dataset(tmp_path, layout):
+    onnx_path = make_conv_model(tmp_path / "conv8.onnx", cin=3, cout=8, hw=8, seed=31)
+    shape = (1, 3, 8, 8) if layout == "nchw" else (8, 8, 3)
+    dataset = _write_dataset(tmp_path, shape)
+    data = convert(onnx_path, tmp_path / "conv8.rknn", do_quantization=True, dataset=dataset)
+    # the model is INT8: its input and output are reported INT8 by rknn_query
+    ctx = Context(data)
+    try:
+        assert ctx.inputs[0].type == C.RKNN_TENSOR_INT8
+        assert ctx.outputs[0].type == C.RKNN_TENSOR_INT8
+    finally:
+        ctx.destroy()
+    x = np.random.default_rng(32).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    out = _lite_run(data, [x], data_format="nchw")
+    assert out[0].dtype == np.float32  # float32 even for INT8 models
+    want = ort_run(onnx_path, {"x": x})[0]
+    assert cosine(out[0], want) > 0.98
+
+
+def test_int8_with_mean_std_uint8_image(tmp_path):
+    onnx_path = make_conv_model(tmp_path / "conv8.onnx", cin=3, cout=8, hw=8, seed=33)
+    rng = np.random.default_rng(34)
+    lines = []
+    for i in range(4):  # uint8 NHWC .npy samples are normalised with mean/std like images
+        p = tmp_path / f"img_{i}.npy"
+        np.save(p, rng.integers(0, 256, (1, 8, 8, 3), dtype=np.uint8))
+        lines.append(str(p))
+    ds = tmp_path / "ds.txt"
+    ds.write_text("\n".join(lines) + "\n")
+    data = convert(onnx_path, tmp_path / "q.rknn", do_quantization=True, dataset=str(ds),
+                   mean_values=[MEAN], std_values=[STD])
+    img = random_image(seed=35)
+    out = _lite_run(data, [img])[0]
+    assert cosine(out, ort_run(onnx_path, {"x": normalise(img)})[0]) > 0.98
+
+
+def test_int8_without_dataset_fails(conv_onnx, capfd):
+    r = RKNN()
+    r.config(target_platform="rk3588")
+    assert r.load_onnx(conv_onnx) == 0
+    assert r.build(do_quantization=True) == -1
+    assert error_lines(capfd.readouterr().err)
+    r.release()
+
+
+def test_int8_dataset_missing_file(conv_onnx, tmp_path, capfd):
+    r = RKNN()
+    r.config(target_platform="rk3588")
+    assert r.load_onnx(conv_onnx) == 0
+    assert r.build(do_quantization=True, dataset=str(tmp_path / "nope.txt")) == -1
+    assert any("nope.txt" in line for line in error_lines(capfd.readouterr().err))
+    r.release()
+
+
+def test_int8_dataset_names_missing_sample(conv_onnx, tmp_path, capfd):
+    ds = tmp_path / "ds.txt"
+    ds.write_text("missing_sample.npy\n")
+    r = RKNN()
+    r.config(target_platform="rk3588")
+    assert r.load_onnx(conv_onnx) == 0
+    assert r.build(do_quantization=True, dataset=str(ds)) == -1
+    assert any("missing_sample.npy" in line for line in error_lines(capfd.readouterr().err))
+    r.release()
+
+
+# ---------------------------------------------------------------------------------------------
+# subgraph cuts
+
+
+@pytest.fixture
+def chain(tmp_path):
+    return make_chain_model(tmp_path / "chain.onnx")
+
+
+def _extract(src, tmp_path, inputs, outputs):
+    dst = str(tmp_path / "part.onnx")
+    # extract_model needs the shapes of the cut tensors: it runs shape inference on its own
+    onnx.utils.extract_model(src, dst, inputs, outputs)
+    return dst
+
+
+def _build_cut(onnx_path, **load_kwargs):
+    r = RKNN()
+    r.config(target_platform="rk3588", float_dtype="float32")
+    assert r.load_onnx(onnx_path, **load_kwargs) == 0
+    assert r.build(do_quantization=False) == 0
+    assert r.init_runtime() == 0
+    return r
+
+
+def test_cut_inputs_and_outputs_at_intermediate(chain, tmp_path):
+    r = _build_cut(chain, inputs=["r1"], outputs=["c2"], input_size_list=[[1, 4, 8, 8]])
+    part = _extract(chain, tmp_path, ["r1"], ["c2"])
+    a = np.abs(np.random.default_rng(40).standard_normal((1, 4, 8, 8))).astype(np.float32)
+    out = r.inference([a], data_format="nchw")
+    r.release()
+    assert len(out) == 1
+    assert_fp32_close(out[0], ort_run(part, {"r1": a})[0])
+
+
+def test_cut_uses_stored_shapes(tmp_path):
+    """With value_info for the cut tensor, input_size_list is not needed."""
+    src = make_chain_model(tmp_path / "chain_vi.onnx", with_value_info=True)
+    r = _build_cut(src, inputs=["p1"], outputs=["c2"])
+    part = _extract(src, tmp_path, ["p1"], ["c2"])
+    a = np.random.default_rng(41).standard_normal((1, 4, 4, 4)).astype(np.float32)
+    out = r.inference([np.ascontiguousarray(a.transpose(0, 2, 3, 1))])  # NHWC by default
+    r.release()
+    assert_fp32_close(out[0], ort_run(part, {"p1": a})[0])
+
+
+def test_cut_outputs_only_two_outputs(chain, tmp_path):
+    r = _build_cut(chain, outputs=["r1", "y"])
+    part = _extract(chain, tmp_path, ["x"], ["r1", "y"])
+    x = np.random.default_rng(42).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    out = r.inference([x], data_format="nchw")
+    r.release()
+    want = ort_run(part, {"x": x})
+    assert len(out) == 2
+    assert_fp32_close(out[0], want[0])
+    assert_fp32_close(out[1], want[1])
+
+
+@pytest.mark.parametrize("where", ["inputs", "outputs"])
+def test_cut_at_unknown_tensor_fails_with_name(chain, capfd, where):
+    r = RKNN()
+    r.config(target_platform="rk3588")
+    kwargs = {"inputs": ["no_such_tensor"], "outputs": ["y"], "input_size_list": [[1, 3, 8, 8]]} \
+        if where == "inputs" else {"outputs": ["no_such_tensor"]}
+    assert r.load_onnx(chain, **kwargs) == 0  # names are checked by build
+    assert r.build(do_quantization=False) == -1
+    err = error_lines(capfd.readouterr().err)
+    assert any("no_such_tensor" in line for line in err), err
+    assert r.export_rknn("/nonexistent-dir/x.rknn") == -1  # nothing was built
+    r.release()
+
+
+# ---------------------------------------------------------------------------------------------
+# eval_perf, eval_memory, versions
+
+
+@pytest.mark.parametrize("perf_debug", [False, True])
+def test_eval_perf_lists_layers(chain, capfd, perf_debug):
+    r = RKNN()
+    r.config(target_platform="rk3588")
+    assert r.load_onnx(chain) == 0 and r.build(do_quantization=False) == 0
+    assert r.init_runtime(perf_debug=perf_debug) == 0
+    assert r.inference([random_image(seed=50)]) is not None
+    text = r.eval_perf(is_print=False)
+    r.release()
+    assert isinstance(text, str)
+    assert "Conv" in text and "MaxPool" in text
+    assert capfd.readouterr().out == ""  # is_print=False prints nothing
+
+
+def test_eval_perf_prints_and_works_without_inference(chain, capfd):
+    r = RKNN()
+    r.config(target_platform="rk3588")
+    assert r.load_onnx(chain) == 0 and r.build(do_quantization=False) == 0 and r.init_runtime() == 0
+    text = r.eval_perf()
+    r.release()
+    assert "MaxPool" in text
+    assert "MaxPool" in capfd.readouterr().out
+
+
+def test_eval_memory(conv_onnx, capfd):
+    r = RKNN()
+    r.config(target_platform="rk3588")
+    assert r.load_onnx(conv_onnx) == 0 and r.build(do_quantization=False) == 0 and r.init_runtime() == 0
+    mem = r.eval_memory(is_print=False)
+    r.release()
+    assert set(mem) == {"weight_memory", "internal_memory", "other_memory", "total_memory"}
+    assert all(isinstance(v, int) and v >= 0 for v in mem.values())
+    assert mem["total_memory"] >= mem["weight_memory"]
+    assert mem["weight_memory"] >= 4 * 3 * 3 * 3 * 2  # the conv's weights in fp16 at least
+    assert mem["total_memory"] >= mem["weight_memory"] + mem["internal_memory"]
+
+
+@pytest.mark.parametrize("method", ["eval_perf", "eval_memory", "get_sdk_version"])
+def test_runtime_queries_before_init(conv_onnx, capfd, method):
+    r = RKNN()
+    r.config(target_platform="rk3588")
+    assert r.load_onnx(conv_onnx) == 0 and r.build(do_quantization=False) == 0
+    assert getattr(r, method)() is None
+    assert error_lines(capfd.readouterr().err)
+    r.release()
+
+
+def test_sdk_version_and_devices(conv_rknn):
+    r = RKNN()
+    assert r.load_rknn(conv_rknn) == 0 and r.init_runtime() == 0
+    v = r.get_sdk_version()
+    r.release()
+    assert isinstance(v, str) and v.strip()
+    assert RKNN().list_devices() == ([], [])
+
+
+# ---------------------------------------------------------------------------------------------
+# error paths
+
+
+def test_build_before_load_onnx(capfd):
+    r = RKNN()
+    r.config(target_platform="rk3588")
+    assert r.build(do_quantization=False) == -1
+    err = error_lines(capfd.readouterr().err)
+    assert err and "load_onnx" in err[0]
+
+
+def test_load_onnx_missing_file(tmp_path, capfd):
+    r = RKNN()
+    assert r.load_onnx(str(tmp_path / "missing.onnx")) == -1
+    err = error_lines(capfd.readouterr().err)
+    assert err and "missing.onnx" in err[0]
+    assert r.build(do_quantization=False) == -1  # nothing loaded
+
+
+def test_load_onnx_not_onnx(tmp_path, capfd):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"\x00\x01 this is not a protobuf" * 10)
+    r = RKNN()
+    r.config(target_platform="rk3588")
+    assert r.load_onnx(str(bad)) == 0  # the converter reads it at build()
+    assert r.build(do_quantization=False) == -1
+    assert error_lines(capfd.readouterr().err)
+
+
+@pytest.mark.parametrize("kwargs", [dict(input_size_list=[[1, 3, 0, 8]]), dict(input_size_list=[1, 3, 8, 8]),
+                                    dict(inputs="x"), dict(outputs=[1]),
+                                    dict(input_initial_val=[np.zeros((1, 3, 8, 8), np.float32)])])
+def test_load_onnx_bad_arguments(conv_onnx, capfd, kwargs):
+    assert RKNN().load_onnx(conv_onnx, **kwargs) == -1
+    assert error_lines(capfd.readouterr().err)
+
+
+def test_unknown_config_keyword_raises_typeerror():
+    r = RKNN()
+    with pytest.raises(TypeError, match="no_such_option"):
+        r.config(no_such_option=1)
+    r.config(mean_values=[MEAN])  # known keywords are fine
+
+
+def test_unknown_target_platform(conv_onnx, capfd):
+    r = RKNN()
+    r.config(target_platform="rk9999")
+    assert r.load_onnx(conv_onnx) == 0
+    assert r.build(do_quantization=False) == -1
+    err = error_lines(capfd.readouterr().err)
+    assert any("rk9999" in line for line in err), err
+
+
+def test_init_runtime_board_target(conv_rknn, capfd):
+    r = RKNN()
+    assert r.load_rknn(conv_rknn) == 0
+    assert r.init_runtime(target="rk3588", device_id="515e9b401c060c0b") == -1
+    err = error_lines(capfd.readouterr().err)
+    assert err and "CPU" in err[0]
+    assert r.init_runtime() == 0
+    r.release()
+
+
+def test_init_runtime_without_model(capfd):
+    assert RKNN().init_runtime() == -1
+    assert error_lines(capfd.readouterr().err)
+
+
+def test_inference_before_init_runtime(conv_rknn, capfd):
+    r = RKNN()
+    assert r.load_rknn(conv_rknn) == 0
+    assert r.inference([random_image()]) is None
+    assert error_lines(capfd.readouterr().err)
+
+
+def test_export_rknn_without_model(tmp_path, capfd):
+    r = RKNN()
+    path = tmp_path / "x.rknn"
+    assert r.export_rknn(str(path)) == -1
+    assert error_lines(capfd.readouterr().err)
+    assert not path.exists()
+
+
+def test_export_rknn_unwritable_path(conv_rknn, tmp_path, capfd):
+    r = RKNN()
+    assert r.load_rknn(conv_rknn) == 0
+    assert r.export_rknn(str(tmp_path / "no" / "such" / "dir" / "x.rknn")) == -1
+    assert error_lines(capfd.readouterr().err)
+
+
+def test_export_encrypted_rknn_model(conv_rknn, tmp_path, capfd):
+    r = RKNN()
+    out = tmp_path / "enc.rknn"
+    assert r.export_encrypted_rknn_model(conv_rknn, str(out)) == -1
+    assert error_lines(capfd.readouterr().err)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("call", [
+    pytest.param(lambda r, d: r.accuracy_analysis(inputs=[os.path.join(d, "a.npy")], output_dir=d),
+                 id="accuracy_analysis"),
+    pytest.param(lambda r, d: r.hybrid_quantization_step1(dataset=os.path.join(d, "ds.txt")),
+                 id="hybrid_quantization_step1"),
+    pytest.param(lambda r, d: r.hybrid_quantization_step2("m.model", "m.data", "m.quantization.cfg"),
+                 id="hybrid_quantization_step2"),
+    pytest.param(lambda r, d: r.reg_custom_op(object()), id="reg_custom_op"),
+    pytest.param(lambda r, d: r.codegen(os.path.join(d, "cg")), id="codegen"),
+    pytest.param(lambda r, d: r.load_tflite(os.path.join(d, "m.tflite")), id="load_tflite"),
+    pytest.param(lambda r, d: r.load_tensorflow(os.path.join(d, "m.pb")), id="load_tensorflow"),
+    pytest.param(lambda r, d: r.load_caffe(os.path.join(d, "m.prototxt")), id="load_caffe"),
+    pytest.param(lambda r, d: r.load_darknet(os.path.join(d, "m.cfg"), os.path.join(d, "m.weights")),
+                 id="load_darknet"),
+])
+def test_not_implemented_members(call, tmp_path, capfd, request):
+    r = RKNN()
+    assert call(r, str(tmp_path)) == -1
+    err = error_lines(capfd.readouterr().err)
+    name = request.node.callspec.id
+    assert err and err[0].startswith(f"E {name}"), err
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_load_pytorch_missing_file(tmp_path, capfd):
+    r = RKNN()
+    assert r.load_pytorch(str(tmp_path / "missing.pt"), [[1, 3, 8, 8]]) == -1
+    err = error_lines(capfd.readouterr().err)
+    assert err and err[0].startswith("E load_pytorch")
+    assert r.build(do_quantization=False) == -1  # nothing loaded
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # torch.onnx's notes on TorchScript inputs
+def test_load_pytorch_torchscript(tmp_path):
+    """A TorchScript file (torch.jit.save) with input_size_list: the outputs equal torch's own."""
+    import torch
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU(),
+                              torch.nn.Conv2d(4, 2, 1)).eval()
+    pt = tmp_path / "net.pt"
+    torch.jit.save(torch.jit.trace(net, torch.zeros(1, 3, 8, 8)), str(pt))
+    x = np.random.default_rng(70).standard_normal((1, 3, 8, 8)).astype(np.float32)
+    with torch.no_grad():
+        want = net(torch.from_numpy(x)).numpy()
+    r = RKNN()
+    r.config(target_platform="rk3588", float_dtype="float32")
+    assert r.load_pytorch(str(pt), input_size_list=[[1, 3, 8, 8]]) == 0
+    assert r.build(do_quantization=False) == 0
+    assert r.init_runtime() == 0
+    out = r.inference([x], data_format="nchw")
+    r.release()
+    assert_fp32_close(out[0], want)
+
+
+@pytest.mark.parametrize("kwargs", [dict(rknn_batch_size=4), dict(auto_hybrid=True)])
+def test_build_options_not_supported(conv_onnx, capfd, kwargs):
+    r = RKNN()
+    r.config(target_platform="rk3588")
+    assert r.load_onnx(conv_onnx) == 0
+    assert r.build(do_quantization=False, **kwargs) == -1
+    assert error_lines(capfd.readouterr().err)
+
+
+def test_release_twice(conv_rknn):
+    r = RKNN()
+    assert r.load_rknn(conv_rknn) == 0 and r.init_runtime() == 0
+    r.release()
+    r.release()
+    assert r.inference([random_image()]) is None
+
+
+# ---------------------------------------------------------------------------------------------
+# a real model
+
+
+def test_ppocr_cls_real_model(tmp_path):
+    """PP-OCR's direction classifier (tests/models/work, scripts/prepare_test_models.sh): dynamic
+    batch pinned with input_size_list, mean/std 127.5, fp16; uint8 NHWC image via RKNNLite."""
+    models = os.environ.get("ORKNN_MODELS_DIR", os.path.join(ROOT, "tests", "models", "work"))
+    onnx_path = os.path.join(models, "ppocr_cls.onnx")
+    assert os.path.isfile(onnx_path), f"{onnx_path} is missing: run scripts/prepare_test_models.sh"
+    mean, std = [127.5] * 3, [127.5] * 3
+    data = convert(onnx_path, tmp_path / "cls.rknn", mean_values=[mean], std_values=[std],
+                   load_kwargs=dict(input_size_list=[[1, 3, 48, 192]]))
+    rng = np.random.default_rng(60)
+    # a smooth image (gradients plus noise), closer to real input than white noise
+    yy, xx = np.mgrid[0:48, 0:192]
+    base = np.stack([(xx * 1.3) % 256, (yy * 5.0) % 256, ((xx + yy) * 0.9) % 256], axis=-1)
+    img = np.clip(base + rng.normal(0, 12, base.shape), 0, 255).astype(np.uint8)[None]
+    r = RKNNLite()
+    assert r.load_rknn(data) == 0 and r.init_runtime(core_mask=RKNNLite.NPU_CORE_0_1_2) == 0
+    out = r.inference([img])
+    r.release()
+    want = ort_run(onnx_path, {"x": normalise(img, mean, std)})[0]
+    assert out[0].shape == want.shape == (1, 2)
+    assert_fp16_close(out[0], want)
