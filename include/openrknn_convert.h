@@ -24,10 +24,23 @@ extern "C" {
 int orknn_convert_onnx(const char* onnx_path, const void* onnx_data, size_t onnx_size, const char* config,
                        const char* base_dir, void** model, size_t* model_size);
 
+/* Per-tensor error of a quantized model against the float ONNX model it was converted from (what
+ * `rknn_inspect accuracy` prints, docs/inspect.md): the ONNX model is converted again in fp32 with
+ * the model's input shapes and mean/std, both run on the same inputs, and every tensor compared
+ * ("entire": from the inputs; "single": each layer fed the float values).
+ *   onnx_path:   the float ONNX model.
+ *   config:      as for orknn_convert_onnx; only its subgraph cut (inputs, outputs) is read. May be NULL.
+ *   model, model_size: the quantized .rknn model's bytes.
+ *   input_files, n_input_files: one image or .npy per model input; 0 files: random [0,1) values.
+ *   report_json: receives the report as JSON (docs/inspect.md); release it with orknn_free().
+ * Returns 0 or a negative RKNN_ERR_* code (message in orknn_last_error()). */
+int orknn_accuracy_analysis(const char* onnx_path, const char* config, const void* model, size_t model_size,
+                            const char* const* input_files, size_t n_input_files, char** report_json);
+
 /* The message of the calling thread's last failed orknn_* call ("" if none). */
 const char* orknn_last_error(void);
 
-/* Releases a buffer returned by orknn_convert_onnx(); NULL is ignored. */
+/* Releases a buffer returned by orknn_convert_onnx() or orknn_accuracy_analysis(); NULL is ignored. */
 void orknn_free(void* p);
 
 #ifdef __cplusplus

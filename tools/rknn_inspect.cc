@@ -16,9 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "converter/accuracy_analysis.h"
 #include "converter/convert.h"
-#include "converter/quant/accuracy.h"
-#include "converter/quant/dataset.h"
 #include "kernels/kernel.h"
 #include "model/model_io.h"
 
@@ -225,72 +224,15 @@ int run_accuracy(const AccuracyArgs& a) {
   orknn::Graph qg;
   Status st = load_rknn(a.rknn_path, &qg);
   if (!st.ok()) return fail(st);
-  // Custom nodes compute in the application's callbacks, which this tool cannot call: every figure
-  // from the first custom node on would describe the converter's stand-in, not the model.
-  for (const orknn::Node& n : qg.nodes)
-    if (n.op == orknn::OpId::Custom)
-      return fail(ORKNN_ERR(kInvalidParam,
-                            "'%s' holds custom operator node '%s' (type %s), whose results only the application's "
-                            "callbacks compute; per-layer accuracy needs a model without custom operators",
-                            a.rknn_path.c_str(), n.name.c_str(), n.attrs.get_string("custom_type", "?").c_str()));
-
-  // The float reference: the same ONNX model in fp32 with the .rknn's input shapes and mean/std.
-  orknn::ConvertOptions opts;
-  opts.platform = qg.platform.empty() ? opts.platform : qg.platform;
-  opts.precision = orknn::FloatPrecision::kFp32;
-  for (const auto& in : qg.inputs) {
-    const orknn::Tensor& t = qg.tensor(in.tensor);
-    opts.input_shapes[t.name] = t.shape;
-    if (!in.mean.empty()) opts.mean_values[t.name] = in.mean;
-    if (!in.std.empty()) opts.std_values[t.name] = in.std;
-  }
-  orknn::Graph fg;
-  st = orknn::convert_onnx(a.onnx_path, opts, &fg);
-  if (!st.ok()) return fail(Status(st.code(), "float conversion of '" + a.onnx_path + "': " + st.message()));
-  if (graph_is_quantized(fg))
-    return fail(ORKNN_ERR(kInvalidParam,
-                          "'%s' holds QuantizeLinear/DequantizeLinear nodes, so its conversion is quantized and cannot "
-                          "be the float reference; give the float ONNX model it was made from",
-                          a.onnx_path.c_str()));
-
-  // Inputs, in the .rknn's input order, loaded against the float graph's input of the same name.
-  std::vector<std::vector<float>> inputs(qg.inputs.size());
-  std::string inputs_desc;
-  if (!a.input_files.empty()) {
-    if (a.input_files.size() != qg.inputs.size()) {
-      std::string names;
-      for (size_t i = 0; i < qg.inputs.size(); ++i) names += (i ? ", '" : "'") + qg.tensor(qg.inputs[i].tensor).name + "'";
-      return fail(ORKNN_ERR(kInvalidParam, "%zu --input file%s given, the model has %zu input%s (%s); give one per input, "
-                                           "in this order",
-                            a.input_files.size(), a.input_files.size() == 1 ? "" : "s", qg.inputs.size(),
-                            qg.inputs.size() == 1 ? "" : "s", names.c_str()));
-    }
-    for (size_t i = 0; i < qg.inputs.size(); ++i) {
-      const std::string& name = qg.tensor(qg.inputs[i].tensor).name;
-      size_t j = 0;
-      while (j < fg.inputs.size() && fg.tensor(fg.inputs[j].tensor).name != name) ++j;
-      if (j == fg.inputs.size())
-        return fail(ORKNN_ERR(kInvalidParam, "the .rknn input '%s' is not an input of '%s'", name.c_str(),
-                              a.onnx_path.c_str()));
-      st = orknn::load_calibration_file(a.input_files[i], fg, j, &inputs[i]);
-      if (!st.ok()) return fail(Status(st.code(), "--input " + st.message()));
-      inputs_desc += (i ? " " : "") + a.input_files[i];
-    }
-  } else {
-    std::mt19937 rng(a.seed);
-    std::uniform_real_distribution<float> uniform(0.f, 1.f);
-    for (size_t i = 0; i < qg.inputs.size(); ++i) {
-      inputs[i].resize(static_cast<size_t>(qg.tensor(qg.inputs[i].tensor).numel()));
-      for (float& v : inputs[i]) v = uniform(rng);
-    }
-    inputs_desc = strfmt("random uniform [0,1) values, seed %u", a.seed);
-  }
-
-  orknn::AccuracyOptions aopts;
-  aopts.allow_fast_kernels = !a.ref_kernels;
+  orknn::AccuracyAnalysisRequest req;
+  req.onnx_path = a.onnx_path;
+  req.input_files = a.input_files;
+  req.seed = a.seed;
+  req.allow_fast_kernels = !a.ref_kernels;
   orknn::AccuracyReport rep;
-  st = orknn::compare_float_and_quantized(fg, qg, inputs, &rep, aopts);
-  if (!st.ok()) return fail(st);
+  std::string inputs_desc;
+  st = orknn::analyze_accuracy(req, qg, &rep, &inputs_desc);
+  if (!st.ok()) return fail(Status(st.code(), "'" + a.rknn_path + "': " + st.message()));
 
   std::printf("float: %s (fp32)   quantized: %s\n", a.onnx_path.c_str(), a.rknn_path.c_str());
   if (a.input_files.empty())

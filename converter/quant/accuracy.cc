@@ -153,7 +153,7 @@ std::string json_number(double v) {
 
 std::string json_error(const TensorError& e) {
   return "{\"cosine\": " + json_number(e.cosine) + ", \"sqnr_db\": " + json_number(e.sqnr_db) +
-         ", \"max_abs\": " + json_number(e.max_abs) + "}";
+         ", \"max_abs\": " + json_number(e.max_abs) + ", \"euclidean\": " + json_number(e.euclidean) + "}";
 }
 
 std::string json_names(const std::vector<std::string>& names) {
@@ -178,7 +178,7 @@ TensorError tensor_error(const float* ref, const float* x, size_t n) {
     if (!std::isfinite(r) || !std::isfinite(v)) {
       const bool agree = (std::isnan(r) && std::isnan(v)) || (std::isinf(r) && r == v);
       if (agree) continue;
-      return TensorError{kNaN, kNaN, kNaN};
+      return TensorError{kNaN, kNaN, kNaN, kNaN};
     }
     const double rd = r, vd = v, e = rd - vd;
     dot += rd * vd;
@@ -189,6 +189,7 @@ TensorError tensor_error(const float* ref, const float* x, size_t n) {
   }
   TensorError t;
   t.max_abs = max_abs;
+  t.euclidean = std::sqrt(err2);
   if (err2 == 0) {
     t.cosine = 1.0;
     t.sqnr_db = kInf;
@@ -205,7 +206,7 @@ TensorError tensor_error(const float* ref, const float* x, size_t n) {
 }
 
 TensorError tensor_error(const std::vector<float>& ref, const std::vector<float>& x) {
-  if (ref.size() != x.size()) return TensorError{kNaN, kNaN, kNaN};
+  if (ref.size() != x.size()) return TensorError{kNaN, kNaN, kNaN, kNaN};
   return tensor_error(ref.data(), x.data(), ref.size());
 }
 

@@ -16,20 +16,23 @@ namespace orknn {
 //   cosine  = sum(ref*x) / (sqrt(sum ref^2) * sqrt(sum x^2))
 //   sqnr_db = 10 * log10(sum ref^2 / sum (ref - x)^2)
 //   max_abs = max |ref - x|
+//   euclidean = sqrt(sum (ref - x)^2)   (the vendor's error_analysis.txt "euc")
 // Edge cases:
-// - x equal to ref element for element (including both empty): cosine 1, sqnr_db +inf, max_abs 0.
+// - x equal to ref element for element (including both empty): cosine 1, sqnr_db +inf, max_abs and
+//   euclidean 0.
 // - ref all zero but x not: sqnr_db -inf (no signal, some noise); cosine 0 (one vector has no
 //   direction, so nothing is shared). x all zero but ref not: cosine 0, sqnr_db 0 dB.
 // - Positions where ref and x hold the same non-finite value (both NaN, or the same infinity, as in
 //   an attention mask) agree and are left out of every sum. Any other position where ref or x is
-//   NaN or infinite makes all three metrics NaN: the difference cannot be measured.
+//   NaN or infinite makes every metric NaN: the difference cannot be measured.
 struct TensorError {
   double cosine = 1.0;
   double sqnr_db = 0.0;
   double max_abs = 0.0;
+  double euclidean = 0.0;
 };
 TensorError tensor_error(const float* ref, const float* x, size_t n);
-// Different sizes give NaN in all three metrics.
+// Different sizes give NaN in every metric.
 TensorError tensor_error(const std::vector<float>& ref, const std::vector<float>& x);
 
 // One compared tensor: a non-constant tensor whose name exists in both graphs, with a float dtype

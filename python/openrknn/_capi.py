@@ -176,6 +176,9 @@ def _declare(name, lib):
         lib.orknn_convert_onnx.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p,
                                            ctypes.c_char_p, P(ctypes.c_void_p), P(ctypes.c_size_t)]
         lib.orknn_convert_onnx.restype = ctypes.c_int
+        lib.orknn_accuracy_analysis.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_size_t,
+                                                P(ctypes.c_char_p), ctypes.c_size_t, P(ctypes.c_void_p)]
+        lib.orknn_accuracy_analysis.restype = ctypes.c_int
         lib.orknn_last_error.argtypes = []
         lib.orknn_last_error.restype = ctypes.c_char_p
         lib.orknn_free.argtypes = [ctypes.c_void_p]

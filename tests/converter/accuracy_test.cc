@@ -17,7 +17,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 // ---- naive references, written independently of the code under test ----
 
 struct Naive {
-  double cosine, sqnr_db, max_abs;
+  double cosine, sqnr_db, max_abs, euclidean;
 };
 Naive naive_error(const std::vector<float>& ref, const std::vector<float>& x) {
   double num = 0, den = 0, dot = 0, xx = 0, mx = 0;
@@ -29,7 +29,7 @@ Naive naive_error(const std::vector<float>& ref, const std::vector<float>& x) {
     xx += static_cast<double>(x[i]) * x[i];
     if (std::fabs(d) > mx) mx = std::fabs(d);
   }
-  return Naive{dot / std::sqrt(num * xx), 10.0 * std::log10(num / den), mx};
+  return Naive{dot / std::sqrt(num * xx), 10.0 * std::log10(num / den), mx, std::sqrt(den)};
 }
 
 // docs/numerics.md: q = sat8(rne(x / s) + zp), x = float(q - zp) * s.
@@ -45,11 +45,13 @@ void expect_error(const TensorError& got, const Naive& want, const char* what) {
   EXPECT_NEAR(got.cosine, want.cosine, 1e-12) << what;
   EXPECT_NEAR(got.sqnr_db, want.sqnr_db, 1e-9) << what;
   EXPECT_NEAR(got.max_abs, want.max_abs, 1e-12) << what;
+  EXPECT_NEAR(got.euclidean, want.euclidean, 1e-12) << what;
 }
 void expect_exact(const TensorError& e, const std::string& what) {
   EXPECT_EQ(e.cosine, 1.0) << what;
   EXPECT_EQ(e.sqnr_db, kInf) << what;
   EXPECT_EQ(e.max_abs, 0.0) << what;
+  EXPECT_EQ(e.euclidean, 0.0) << what;
 }
 
 // ---- metrics ----
@@ -60,12 +62,14 @@ TEST(AccuracyMetrics, HandComputedVectors) {
   EXPECT_NEAR(e.sqnr_db, 14.771212547196624, 1e-12);
   EXPECT_NEAR(e.cosine, 0.9939990885479664, 1e-15);
   EXPECT_EQ(e.max_abs, 1.0);
+  EXPECT_EQ(e.euclidean, 1.0);
 
   // x = -ref: cosine -1; sum err^2 = 4 * 5 = 20 -> 10 log10(5 / 20).
   e = tensor_error(std::vector<float>{1, -2}, std::vector<float>{-1, 2});
   EXPECT_NEAR(e.cosine, -1.0, 1e-15);
   EXPECT_NEAR(e.sqnr_db, -6.020599913279624, 1e-12);
   EXPECT_EQ(e.max_abs, 4.0);
+  EXPECT_NEAR(e.euclidean, std::sqrt(20.0), 1e-15);
 
   e = tensor_error(std::vector<float>{0.5f, -0.25f, 3}, std::vector<float>{0.5f, -0.25f, 3});
   expect_exact(e, "identical");
@@ -94,7 +98,8 @@ TEST(AccuracyMetrics, NonFiniteValues) {
   for (auto pair : {std::make_pair(nan, 1.f), std::make_pair(1.f, nan), std::make_pair(-inf, -3.f),
                     std::make_pair(inf, -inf)}) {
     e = tensor_error(std::vector<float>{1, pair.first}, std::vector<float>{1, pair.second});
-    EXPECT_TRUE(std::isnan(e.cosine) && std::isnan(e.sqnr_db) && std::isnan(e.max_abs)) << pair.first << " " << pair.second;
+    EXPECT_TRUE(std::isnan(e.cosine) && std::isnan(e.sqnr_db) && std::isnan(e.max_abs) && std::isnan(e.euclidean))
+        << pair.first << " " << pair.second;
   }
   e = tensor_error(std::vector<float>{1, 2}, std::vector<float>{1});
   EXPECT_TRUE(std::isnan(e.sqnr_db));
@@ -386,11 +391,12 @@ TEST(Accuracy, JsonEscapingAndNonFiniteNumbers) {
   rep.rows = {row("n\"1", 20, kInf, {"n\"1"}), row("n2", kNaN, -kInf, {"n2"})};
   rep.rows[0].entire.cosine = 0.5;
   rep.rows[0].entire.max_abs = 0.25;
+  rep.rows[0].entire.euclidean = 0.5;
   const std::string j = accuracy_report_json(rep, 30, 3, {{"float_model", "m.onnx"}});
   EXPECT_NE(j.find("\"float_model\": \"m.onnx\""), std::string::npos) << j;
   EXPECT_NE(j.find("\"threshold_db\": 30"), std::string::npos) << j;
   EXPECT_NE(j.find("\"node\": \"n\\\"1\""), std::string::npos) << j;
-  EXPECT_NE(j.find("\"entire\": {\"cosine\": 0.5, \"sqnr_db\": 20, \"max_abs\": 0.25}"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"entire\": {\"cosine\": 0.5, \"sqnr_db\": 20, \"max_abs\": 0.25, \"euclidean\": 0.5}"), std::string::npos) << j;
   EXPECT_NE(j.find("\"sqnr_db\": \"inf\""), std::string::npos) << j;
   EXPECT_NE(j.find("\"sqnr_db\": \"-inf\""), std::string::npos) << j;
   EXPECT_NE(j.find("\"sqnr_db\": \"nan\""), std::string::npos) << j;

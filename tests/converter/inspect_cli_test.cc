@@ -224,7 +224,7 @@ TEST_F(InspectCli, AccuracyErrors) {
                 &out),
             1)
       << out;
-  EXPECT_NE(out.find("2 --input files given, the model has 1 input ('x')"), std::string::npos) << out;
+  EXPECT_NE(out.find("2 input files given, the model has 1 input ('x')"), std::string::npos) << out;
   EXPECT_EQ(run("accuracy " + onnx_.string() + " " + q + " --input " + (dir_ / "nope.npy").string(), &out), 1) << out;
   EXPECT_NE(out.find("nope.npy"), std::string::npos) << out;
   EXPECT_EQ(run("accuracy " + (dir_ / "nope.onnx").string() + " " + q, &out), 1) << out;

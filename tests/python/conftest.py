@@ -111,7 +111,7 @@ def convert(onnx_path, out_path=None, do_quantization=False, dataset=None, load_
     config.setdefault("target_platform", "rk3588")
     r = RKNN()
     try:
-        assert r.config(**config) is None
+        assert r.config(**config) == 0
         assert r.load_onnx(onnx_path, **(load_kwargs or {})) == 0
         assert r.build(do_quantization=do_quantization, dataset=dataset) == 0
         if out_path is None:

@@ -1,5 +1,6 @@
 """rknn.api.RKNN: conversion (config/load_onnx/build/export_rknn), the in-process runtime,
 eval_perf/eval_memory, and the error paths (../shared/docs/python-api-contract.md, sections 2-3)."""
+import json
 import os
 
 import numpy as np
@@ -35,7 +36,7 @@ def test_convert_export_and_run_with_rknnlite(tmp_path, conv_onnx, platform):
     """config(mean, std, target_platform) -> load_onnx -> build(False) -> export_rknn ->
     RKNNLite: uint8 NHWC image, mean/std applied by the runtime."""
     r = RKNN()
-    assert r.config(mean_values=[MEAN], std_values=[STD], target_platform=platform) is None
+    assert r.config(mean_values=[MEAN], std_values=[STD], target_platform=platform) == 0  # as rknn-toolkit2 2.5.0
     assert r.load_onnx(model=conv_onnx) == 0
     assert r.build(do_quantization=False) == 0
     out_path = tmp_path / "conv.rknn"
@@ -230,6 +231,43 @@ def test_int8_build_with_npy_dataset(tmp_path, layout):
     assert out[0].dtype == np.float32  # float32 even for INT8 models
     want = ort_run(onnx_path, {"x": x})[0]
     assert cosine(out[0], want) > 0.98
+
+
+def test_accuracy_analysis_writes_the_vendor_table_and_our_json(tmp_path, capfd):
+    onnx_path = make_conv_model(tmp_path / "conv8.onnx", cin=3, cout=8, hw=8, seed=33)
+    dataset = _write_dataset(tmp_path, (1, 3, 8, 8))
+    r = RKNN()
+    r.config(target_platform="rk3588")
+    assert r.load_onnx(onnx_path) == 0
+    assert r.accuracy_analysis(inputs=[str(tmp_path / "sample_0.npy")]) == -1  # nothing built yet
+    assert any(line.startswith("E accuracy_analysis") for line in error_lines(capfd.readouterr().err))
+    assert r.build(do_quantization=True, dataset=dataset) == 0
+    snap = tmp_path / "snapshot"
+    assert r.accuracy_analysis(inputs=[str(tmp_path / "sample_0.npy")], output_dir=str(snap)) == 0
+    report = json.loads((snap / "accuracy.json").read_text())
+    out_name = onnx.load(onnx_path).graph.output[0].name
+    rows = {row["tensor"]: row for row in report["rows"]}
+    assert "x" in rows and out_name in rows
+    # The "entire" row of the output is the INT8 model's output against float on that sample:
+    # the same comparison made here with the runtime and ONNX Runtime.
+    x = np.load(tmp_path / "sample_0.npy")
+    assert r.init_runtime() == 0
+    got = r.inference([x], data_format="nchw")[0]
+    want = ort_run(onnx_path, {"x": x})[0]
+    entire = rows[out_name]["entire"]
+    assert 0.98 < entire["cosine"] < 1.0
+    assert abs(entire["cosine"] - cosine(got, want)) < 1e-4
+    assert abs(entire["euclidean"] - float(np.linalg.norm(got.astype(np.float64) - want))) < 1e-3 * (
+        1 + float(np.linalg.norm(want)))
+    text = (snap / "error_analysis.txt").read_text()
+    assert "entire" in text and "single" in text and "euc" in text
+    assert any(line.startswith("[") and out_name in line for line in text.splitlines())
+    # one file per model input; a board target is refused
+    assert r.accuracy_analysis(inputs=[str(tmp_path / "sample_0.npy")] * 2, output_dir=str(snap)) == -1
+    assert "2 input files given, the model has 1 input" in capfd.readouterr().err
+    assert r.accuracy_analysis(inputs=[str(tmp_path / "sample_0.npy")], target="rk3588") == -1
+    assert error_lines(capfd.readouterr().err)
+    r.release()
 
 
 def test_int8_with_mean_std_uint8_image(tmp_path):
@@ -510,8 +548,6 @@ def test_export_encrypted_rknn_model(conv_rknn, tmp_path, capfd):
 
 
 @pytest.mark.parametrize("call", [
-    pytest.param(lambda r, d: r.accuracy_analysis(inputs=[os.path.join(d, "a.npy")], output_dir=d),
-                 id="accuracy_analysis"),
     pytest.param(lambda r, d: r.hybrid_quantization_step1(dataset=os.path.join(d, "ds.txt")),
                  id="hybrid_quantization_step1"),
     pytest.param(lambda r, d: r.hybrid_quantization_step2("m.model", "m.data", "m.quantization.cfg"),

@@ -1,12 +1,13 @@
 """rknn.api.RKNN: the vendor toolkit's class. Conversion runs OpenRKNN's converter in process;
 init_runtime() runs the model, built here or loaded from a .rknn file, on this CPU
 (docs/python.md lists where it differs from the vendor's)."""
+import json
 import os
 
 import numpy as np
 
 from openrknn import _capi as C
-from openrknn.convert import ConvertError, convert_onnx
+from openrknn.convert import ConvertError, analyze_accuracy, convert_onnx, error_analysis_text
 from openrknn.log import Logger
 from openrknn.runtime import Context, RknnError
 from openrknn.session import PLATFORMS, CoreMasks, Session
@@ -53,6 +54,7 @@ class RKNN(CoreMasks):
         platform = self._config.get("target_platform")
         if isinstance(platform, str):
             self._config["target_platform"] = platform.lower()
+        return 0  # rknn-toolkit2 2.5.0 returns 0 (older references say None)
 
     def load_onnx(self, model, inputs=None, input_size_list=None, input_initial_val=None, outputs=None):
         if not isinstance(model, (str, os.PathLike)) or not os.path.isfile(model):
@@ -244,8 +246,38 @@ class RKNN(CoreMasks):
         return -1
 
     def accuracy_analysis(self, inputs, output_dir="./snapshot", target=None, device_id=None):
-        return self._not_yet("accuracy_analysis", "rknn_inspect accuracy MODEL.onnx MODEL.rknn compares every "
-                             "layer with float")
+        """Per-layer error of the built model against its float ONNX model on `inputs` (one image or
+        .npy path per model input), as `rknn_inspect accuracy` measures it: writes
+        OUTPUT_DIR/error_analysis.txt (the vendor's columns: entire and single, cosine and
+        euclidean distance, per tensor) and OUTPUT_DIR/accuracy.json (ours, docs/inspect.md).
+        0 / -1."""
+        if target is not None:
+            self._log.error("accuracy_analysis", f"target '{target}': OpenRKNN analyses on this CPU; call it "
+                            "without a target")
+            return -1
+        if self._onnx is None or self._s.model is None:
+            self._log.error("accuracy_analysis", "needs the model built in this session: call load_onnx() and "
+                            "build() first")
+            return -1
+        if isinstance(inputs, (str, os.PathLike)):
+            inputs = [inputs]
+        if not isinstance(inputs, (list, tuple)) or not all(isinstance(p, (str, os.PathLike)) for p in inputs):
+            self._log.error("accuracy_analysis", "inputs must list one image or .npy file path per model input")
+            return -1
+        path, cut_inputs, cut_outputs, _ = self._onnx
+        cut = {k: v for k, v in (("inputs", cut_inputs), ("outputs", cut_outputs)) if v}
+        try:
+            report = analyze_accuracy(path, cut, self._s.model, [os.fspath(p) for p in inputs])
+            os.makedirs(output_dir, exist_ok=True)
+            with open(os.path.join(output_dir, "accuracy.json"), "w", encoding="utf-8") as f:
+                f.write(report)
+            with open(os.path.join(output_dir, "error_analysis.txt"), "w", encoding="utf-8") as f:
+                f.write(error_analysis_text(json.loads(report)))
+        except (ConvertError, OSError, ValueError) as e:
+            self._log.error("accuracy_analysis", str(e))
+            return -1
+        self._log.info("accuracy_analysis", f"wrote {output_dir}/error_analysis.txt and accuracy.json")
+        return 0
 
     def hybrid_quantization_step1(self, dataset=None, rknn_batch_size=None, proposal=False, proposal_dataset_size=1,
                                   custom_hybrid=None):
