@@ -142,8 +142,10 @@ Status quantize_converted(Graph& g, const QuantOptions& q, QuantizeSettings sett
   } else {
     if (q.dataset.empty())
       return ORKNN_ERR(kInvalidParam, "--quantize needs a calibration data set: --dataset LIST.txt");
-    ORKNN_RETURN_IF_ERROR(check_float_layers(g, settings.float_layers));  // before the slow part
     ORKNN_RETURN_IF_ERROR(prepare_for_quantization(g));
+    // Before the slow part; after the split, so that the names the accuracy report gives split
+    // activations ("<conv>_HardSwish") are accepted.
+    ORKNN_RETURN_IF_ERROR(check_float_layers(g, settings.float_layers));
     std::map<int, std::pair<float, float>> ranges;
     if (given) {
       for (size_t i = 0; i < g.tensors.size(); ++i) {

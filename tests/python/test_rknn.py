@@ -270,6 +270,87 @@ def test_accuracy_analysis_writes_the_vendor_table_and_our_json(tmp_path, capfd)
     r.release()
 
 
+def _conv_hardsigmoid_model(path, seed=35):
+    """x [1,3,8,8] -> Conv 'conv' (8 channels) -> HardSigmoid 'hs' -> y: the converter fuses the
+    activation into the Conv and splits it again for INT8 (node 'conv_HardSigmoid')."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(seed)
+    w = numpy_helper.from_array((rng.standard_normal((8, 3, 3, 3)) * 0.5).astype(np.float32), "W")
+    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("HardSigmoid", ["c"], ["y"], name="hs", alpha=0.2, beta=0.5)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 8, 8])], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    onnx.save(model, str(path))
+    return str(path)
+
+
+def test_hybrid_quantization_steps(tmp_path, monkeypatch, capfd):
+    monkeypatch.chdir(tmp_path)  # the step-1 files go to the current directory, as the vendor's do
+    onnx_path = _conv_hardsigmoid_model(tmp_path / "m.onnx")
+    dataset = _write_dataset(tmp_path, (1, 3, 8, 8))
+    r = RKNN()
+    r.config(target_platform="rk3588")
+    assert r.hybrid_quantization_step1(dataset=dataset) == -1  # no model loaded
+    assert r.load_onnx(onnx_path) == 0
+    assert r.hybrid_quantization_step1() == -1  # no data set
+    assert len(error_lines(capfd.readouterr().err)) == 2
+    assert r.hybrid_quantization_step1(dataset=dataset) == 0
+    cfg = (tmp_path / "m.quantization.cfg").read_text()
+    assert "custom_quantize_layers: {}" in cfg  # no proposal asked
+    assert "#   'conv_HardSigmoid': HardSigmoid" in cfg and "#   'conv'\n" in cfg
+    assert (tmp_path / "m.model").is_file() and (tmp_path / "m.data").stat().st_size > 0
+    r.release()
+
+    # the user keeps the split activation in float
+    (tmp_path / "m.quantization.cfg").write_text(cfg.replace("custom_quantize_layers: {}",
+                                                             "custom_quantize_layers:\n    'conv_HardSigmoid': float16"))
+    h = RKNN()
+    assert h.hybrid_quantization_step2("m.model", "m.data", "m.quantization.cfg") == 0
+    assert h.export_rknn(str(tmp_path / "h.rknn")) == 0
+    assert h.accuracy_analysis(inputs=[str(tmp_path / "sample_0.npy")], output_dir=str(tmp_path / "snap")) == 0
+    rows = {row["node"]: row for row in json.loads((tmp_path / "snap" / "accuracy.json").read_text())["rows"]}
+    assert rows["conv_HardSigmoid"]["precision"] == "float"
+    with open(tmp_path / "h.rknn", "rb") as f:
+        ctx = Context(f.read())
+    try:  # the Conv stays int8 (its input is), the activation after it gives a float output
+        assert ctx.inputs[0].type == C.RKNN_TENSOR_INT8
+        assert ctx.outputs[0].type in (C.RKNN_TENSOR_FLOAT16, C.RKNN_TENSOR_FLOAT32)
+    finally:
+        ctx.destroy()
+    assert h.init_runtime() == 0
+    x = np.load(tmp_path / "sample_1.npy")
+    assert cosine(h.inference([x], data_format="nchw")[0], ort_run(onnx_path, {"x": x})[0]) > 0.99
+    h.release()
+
+    # a layer name the model lacks, a dtype that is not float, missing files: -1 and one E line each
+    capfd.readouterr()
+    for text in ("custom_quantize_layers:\n    'nope': float16\n", "custom_quantize_layers:\n    'conv': int8\n"):
+        (tmp_path / "bad.cfg").write_text(text)
+        assert RKNN().hybrid_quantization_step2("m.model", "m.data", "bad.cfg") == -1
+    assert RKNN().hybrid_quantization_step2("missing.model", "m.data", "m.quantization.cfg") == -1
+    err = error_lines(capfd.readouterr().err)
+    assert len(err) == 3 and all(e.startswith("E hybrid_quantization_step2") for e in err), err
+    assert "'nope'" in err[0]
+
+
+def test_hybrid_quantization_proposal_lists_layers_step2_accepts(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    onnx_path = _conv_hardsigmoid_model(tmp_path / "m.onnx", seed=36)
+    dataset = _write_dataset(tmp_path, (1, 3, 8, 8))
+    r = RKNN()
+    r.config(target_platform="rk3588")
+    assert r.load_onnx(onnx_path) == 0
+    assert r.hybrid_quantization_step1(dataset=dataset, proposal=True) == 0
+    cfg = (tmp_path / "m.quantization.cfg").read_text()
+    block = cfg.split("custom_quantize_layers:", 1)[1].split("# the model's int8 layers", 1)[0]
+    proposed = [line.strip() for line in block.splitlines() if line.strip().endswith(": float16")]
+    assert proposed, cfg
+    h = RKNN()
+    assert h.hybrid_quantization_step2("m.model", "m.data", "m.quantization.cfg") == 0
+
+
 def test_int8_with_mean_std_uint8_image(tmp_path):
     onnx_path = make_conv_model(tmp_path / "conv8.onnx", cin=3, cout=8, hw=8, seed=33)
     rng = np.random.default_rng(34)
@@ -548,10 +629,6 @@ def test_export_encrypted_rknn_model(conv_rknn, tmp_path, capfd):
 
 
 @pytest.mark.parametrize("call", [
-    pytest.param(lambda r, d: r.hybrid_quantization_step1(dataset=os.path.join(d, "ds.txt")),
-                 id="hybrid_quantization_step1"),
-    pytest.param(lambda r, d: r.hybrid_quantization_step2("m.model", "m.data", "m.quantization.cfg"),
-                 id="hybrid_quantization_step2"),
     pytest.param(lambda r, d: r.reg_custom_op(object()), id="reg_custom_op"),
     pytest.param(lambda r, d: r.codegen(os.path.join(d, "cg")), id="codegen"),
     pytest.param(lambda r, d: r.load_tflite(os.path.join(d, "m.tflite")), id="load_tflite"),

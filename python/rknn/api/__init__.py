@@ -137,14 +137,18 @@ class RKNN(CoreMasks):
             self._log.error("build", "auto_hybrid is not supported by OpenRKNN yet: list the layers to keep in float "
                             "with rknn_convert --float-layers (rknn_inspect accuracy suggests them)")
             return -1
+        return self._convert("build", do_quantization, dataset)
+
+    def _conversion_config(self, where, do_quantization, dataset, float_layers=()):
+        """The converter's config (vendor YAML keys) for the loaded ONNX model; None after a log line."""
         path, inputs, outputs, sizes = self._onnx
         cfg = {k: v for k, v in self._config.items() if k in _APPLIED and v is not None}
         if "target_platform" not in cfg:
-            self._log.warning_once("build", f"target_platform is not set: using {DEFAULT_PLATFORM}")
+            self._log.warning_once(where, f"target_platform is not set: using {DEFAULT_PLATFORM}")
             cfg["target_platform"] = DEFAULT_PLATFORM
         elif cfg["target_platform"] not in PLATFORMS:
-            self._log.error("build", f"target_platform '{cfg['target_platform']}' is not one of {', '.join(PLATFORMS)}")
-            return -1
+            self._log.error(where, f"target_platform '{cfg['target_platform']}' is not one of {', '.join(PLATFORMS)}")
+            return None
         cfg["quantize"] = bool(do_quantization)
         if not do_quantization:
             cfg.pop("quantized_dtype", None)
@@ -154,19 +158,28 @@ class RKNN(CoreMasks):
             cfg["outputs"] = outputs
         if sizes:
             cfg["input_size_list"] = sizes
+        if float_layers:
+            cfg["float_layers"] = list(float_layers)
         if dataset is not None:
             if not os.path.isfile(dataset):
-                self._log.error("build", f"dataset '{dataset}' is not a file (a text file listing one sample per line)")
-                return -1
+                self._log.error(where, f"dataset '{dataset}' is not a file (a text file listing one sample per line)")
+                return None
             cfg["dataset"] = os.path.abspath(dataset)
+        return cfg
+
+    def _convert(self, where, do_quantization, dataset, float_layers=()):
+        cfg = self._conversion_config(where, do_quantization, dataset, float_layers)
+        if cfg is None:
+            return -1
+        path = self._onnx[0]
         try:
             model = convert_onnx(path, cfg)
         except (ConvertError, OSError) as e:
-            self._log.error("build", str(e))
+            self._log.error(where, str(e))
             return -1
         self._s.release_context()
         self._s.model = model
-        self._log.info("build", f"{path} -> {len(model)} bytes ({'int8' if do_quantization else 'float'})")
+        self._log.info(where, f"{path} -> {len(model)} bytes ({'int8' if do_quantization else 'float'})")
         return 0
 
     def export_rknn(self, export_path, **kwargs):
@@ -281,10 +294,85 @@ class RKNN(CoreMasks):
 
     def hybrid_quantization_step1(self, dataset=None, rknn_batch_size=None, proposal=False, proposal_dataset_size=1,
                                   custom_hybrid=None):
-        return self._not_yet("hybrid_quantization_step1", "rknn_convert --float-layers keeps chosen layers in float")
+        """Calibrates the loaded ONNX model in INT8 and writes, in the current directory,
+        NAME.model (what step 2 converts: the ONNX path and the settings), NAME.data (the INT8
+        model as calibrated) and NAME.quantization.cfg, whose custom_quantize_layers lists the
+        layers to keep in float (edit it; with proposal=True it starts with the layers that lose
+        the most on their own, measured on the data set's first sample). 0 / -1."""
+        where = "hybrid_quantization_step1"
+        if self._onnx is None:
+            self._log.error(where, "no model: call load_onnx() first")
+            return -1
+        if dataset is None:
+            self._log.error(where, "needs the calibration data set (dataset=LIST.txt)")
+            return -1
+        if rknn_batch_size not in (None, 1) or custom_hybrid:
+            self._log.error(where, "rknn_batch_size and custom_hybrid are not supported by OpenRKNN yet: list the "
+                            "layers to keep in float in NAME.quantization.cfg")
+            return -1
+        if self._convert(where, True, dataset) != 0:
+            return -1
+        first = _first_sample(dataset)
+        path, inputs, outputs, sizes = self._onnx
+        cut = {k: v for k, v in (("inputs", inputs), ("outputs", outputs)) if v}
+        try:
+            report = json.loads(analyze_accuracy(path, cut, self._s.model, first))
+        except (ConvertError, OSError, ValueError) as e:
+            self._log.error(where, str(e))
+            return -1
+        # Every int8 layer the report saw, in graph order: the rows' nodes and the nodes their single
+        # runs measured (a Conv whose output tensor the float model lacks shows up only there).
+        ops = {row["node"]: row["op"] for row in report["rows"] if row["node"]}
+        layers = []  # (node, op or "")
+        for row in report["rows"]:
+            for node in row["single_int8_nodes"]:
+                if all(node != n for n, _ in layers):
+                    layers.append((node, ops.get(node, "")))
+        proposed = [n for sug in report["suggestions"] for n in sug["nodes"]] if proposal else []
+        name = os.path.splitext(os.path.basename(path))[0]
+        description = {"onnx": os.path.abspath(path), "config": self._conversion_config(where, True, dataset),
+                       "load_onnx": {"inputs": inputs, "outputs": outputs, "input_size_list": sizes}}
+        try:
+            with open(f"{name}.model", "w", encoding="utf-8") as f:
+                json.dump(description, f, indent=1)
+            with open(f"{name}.data", "wb") as f:
+                f.write(self._s.model)
+            with open(f"{name}.quantization.cfg", "w", encoding="utf-8") as f:
+                f.write(_quantization_cfg(layers, proposed, report["info"].get("inputs", "")))
+        except OSError as e:
+            self._log.error(where, f"cannot write {name}.*: {e.strerror}")
+            return -1
+        self._log.info(where, f"wrote {name}.model, {name}.data, {name}.quantization.cfg")
+        return 0
 
     def hybrid_quantization_step2(self, model_input, data_input, model_quantization_cfg):
-        return self._not_yet("hybrid_quantization_step2", "rknn_convert --float-layers keeps chosen layers in float")
+        """Converts the model step 1 described with the layers under custom_quantize_layers in
+        float and the rest in INT8; then export_rknn / init_runtime as after build(). 0 / -1."""
+        where = "hybrid_quantization_step2"
+        try:
+            with open(model_input, encoding="utf-8") as f:
+                description = json.load(f)
+            with open(model_quantization_cfg, encoding="utf-8") as f:
+                float_layers = _custom_quantize_layers(f.read())
+            if not os.path.isfile(data_input):
+                raise OSError(2, "No such file", data_input)
+        except (OSError, ValueError, KeyError) as e:
+            self._log.error(where, f"cannot read the files of hybrid_quantization_step1: {e}")
+            return -1
+        cfg = dict(description["config"])
+        if float_layers:
+            cfg["float_layers"] = float_layers
+        try:
+            model = convert_onnx(description["onnx"], cfg)
+        except (ConvertError, OSError) as e:
+            self._log.error(where, str(e))
+            return -1
+        lo = description["load_onnx"]
+        self._onnx = (description["onnx"], lo["inputs"], lo["outputs"], lo["input_size_list"])
+        self._s.release_context()
+        self._s.model = model
+        self._log.info(where, f"{len(float_layers)} layer(s) in float: {', '.join(float_layers) or '-'}")
+        return 0
 
     def reg_custom_op(self, custom_op):
         return self._not_yet("reg_custom_op", "custom operators run through the C API's rknn_register_custom_ops")
@@ -304,3 +392,55 @@ class RKNN(CoreMasks):
             self._tmp.cleanup()
             self._tmp = None
         self._log.close()
+
+
+def _first_sample(dataset):
+    """The files of the data set's first sample (one per input), as absolute paths."""
+    base = os.path.dirname(os.path.abspath(dataset))
+    with open(dataset, encoding="utf-8") as f:
+        for line in f:
+            line = line.split("#", 1)[0].strip()
+            if line:
+                return [p if os.path.isabs(p) else os.path.join(base, p) for p in line.split()]
+    return []
+
+
+def _quantization_cfg(layers, proposed, inputs_desc):
+    """NAME.quantization.cfg: YAML whose custom_quantize_layers (the vendor's key) maps the layers
+    to keep in float to float16; the int8 layers are listed as comments to copy from."""
+    q = lambda n: "'" + n.replace("'", "''") + "'"  # a YAML single-quoted string
+    out = ["# OpenRKNN hybrid quantization (RKNN.hybrid_quantization_step1). Layers listed under",
+           "# custom_quantize_layers stay in float; hybrid_quantization_step2 converts the model.",
+           "custom_quantize_layers:" + ("" if proposed else " {}")]
+    if proposed:
+        out.append(f"    # proposed: the int8 layers that lose the most on their own ({inputs_desc})")
+        out += [f"    {q(n)}: float16" for n in proposed]
+    out.append("# the model's int8 layers (name: op), to copy into custom_quantize_layers:")
+    out += [f"#   {q(n)}" + (f": {op}" if op else "") for n, op in layers]
+    return "\n".join(out) + "\n"
+
+
+def _custom_quantize_layers(text):
+    """The layer names under custom_quantize_layers in a .quantization.cfg (block or {} form)."""
+    names, inside = [], False
+    for raw in text.splitlines():
+        line = raw.split(" #", 1)[0].rstrip() if not raw.lstrip().startswith("#") else ""
+        if not line:
+            continue
+        if not raw[0].isspace():
+            key, _, rest = line.partition(":")
+            inside = key.strip() == "custom_quantize_layers" and rest.strip() in ("", "{}")
+            if key.strip() == "custom_quantize_layers" and rest.strip() not in ("", "{}"):
+                raise ValueError(f"custom_quantize_layers: expected a block of 'name: float16' lines, not {rest!r}")
+            continue
+        if inside:
+            name, sep, dtype = line.strip().rpartition(":")
+            if not sep or not name:
+                raise ValueError(f"custom_quantize_layers: expected 'name: float16', not {line.strip()!r}")
+            if len(name) >= 2 and name[0] == name[-1] and name[0] in "'\"":
+                name = name[1:-1].replace("''", "'") if name[0] == "'" else name[1:-1]
+            if dtype.strip() not in ("float16", "float32", "float"):
+                raise ValueError(f"custom_quantize_layers: {name}: {dtype.strip()!r} (only float16 keeps a layer in "
+                                 "float)")
+            names.append(name)
+    return names
