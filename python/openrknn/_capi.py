@@ -136,8 +136,19 @@ def library_dir():
     """Where the libraries are: $OPENRKNN_LIB_DIR (a build tree), else the package's lib/."""
     env = os.environ.get("OPENRKNN_LIB_DIR")
     if env:
-        return env
+        return os.path.abspath(env)
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib")
+
+
+def resource(relative):
+    """A file or directory the package ships (include/, examples/): inside the installed package,
+    else in the checkout the modules are imported from. None when neither has it."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for base in (here, os.path.dirname(os.path.dirname(here))):
+        path = os.path.join(base, relative)
+        if os.path.exists(path):
+            return path
+    return None
 
 
 _lock = threading.Lock()

@@ -53,5 +53,13 @@ want = np.maximum(x.transpose(0, 3, 1, 2).astype(np.float32) * np.array([1, -2, 
 assert y.dtype == np.float32 and y.shape == (1, 3, 2, 2), (y.dtype, y.shape)
 assert np.array_equal(y, want), (y, want)
 lite.release()
-print("wheel_test: the installed wheel converted and ran a model")
+
+# codegen's C project takes the headers and the library from the installed package
+gen = RKNN()
+assert gen.load_rknn("m.rknn") == 0 and gen.codegen("app") == 0
+cmake_text = open("app/CMakeLists.txt").read()
+pkg = os.path.dirname(openrknn.__file__)
+assert os.path.join(pkg, "include") in cmake_text and os.path.join(pkg, "lib") in cmake_text, cmake_text
+assert os.path.isfile(os.path.join(pkg, "include", "rknn_api.h"))
+print("wheel_test: the installed wheel converted and ran a model and wrote a C project")
 PY

@@ -3,10 +3,12 @@ init_runtime() runs the model, built here or loaded from a .rknn file, on this C
 (docs/python.md lists where it differs from the vendor's)."""
 import json
 import os
+import shutil
 
 import numpy as np
 
 from openrknn import _capi as C
+from openrknn._capi import resource
 from openrknn.convert import ConvertError, analyze_accuracy, convert_onnx, error_analysis_text
 from openrknn.log import Logger
 from openrknn.runtime import Context, RknnError
@@ -378,7 +380,40 @@ class RKNN(CoreMasks):
         return self._not_yet("reg_custom_op", "custom operators run through the C API's rknn_register_custom_ops")
 
     def codegen(self, output_path, inputs=None, overwrite=False):
-        return self._not_yet("codegen", "examples/rknn_demo.c is a C client that builds against librknnrt.so")
+        """Writes a C project that runs the model through the C API: the project's example client
+        (examples/rknn_demo.c: init, query, a UINT8 NHWC image input, run, float outputs, top-5),
+        the model, and a CMakeLists.txt that builds it against this package's rknn_api.h and
+        librknnrt.so (or the vendor's: the client is the same). `inputs`: one picture for the
+        client (a .ppm, or a uint8 HxWx3 .npy); without it the client makes a synthetic one. 0 / -1."""
+        where = "codegen"
+        if self._s.model is None:
+            self._log.error(where, "no model: call build() or load_rknn() first")
+            return -1
+        if os.path.isdir(output_path) and os.listdir(output_path) and not overwrite:
+            self._log.error(where, f"'{output_path}' exists and is not empty; pass overwrite=True to write into it")
+            return -1
+        if inputs is not None and (not isinstance(inputs, (list, tuple)) or len(inputs) != 1):
+            self._log.error(where, "inputs: give one picture (a .ppm file or a uint8 HxWx3 .npy) in a list")
+            return -1
+        demo, include_dir = resource("examples/rknn_demo.c"), resource("include")
+        if demo is None or include_dir is None:
+            self._log.error(where, "the package's example client or headers are missing: reinstall it")
+            return -1
+        try:
+            os.makedirs(output_path, exist_ok=True)
+            shutil.copyfile(demo, os.path.join(output_path, "rknn_demo.c"))
+            with open(os.path.join(output_path, "model.rknn"), "wb") as f:
+                f.write(self._s.model)
+            if inputs:
+                _write_ppm(inputs[0], os.path.join(output_path, "input.ppm"))
+            with open(os.path.join(output_path, "CMakeLists.txt"), "w", encoding="utf-8") as f:
+                f.write(_CODEGEN_CMAKE.format(include=include_dir, lib=C.library_dir()))
+        except (OSError, ValueError) as e:
+            self._log.error(where, str(e))
+            return -1
+        self._log.info(where, f"wrote {output_path}: cmake -S {output_path} -B {output_path}/build && "
+                       f"cmake --build {output_path}/build && {output_path}/build/rknn_app {output_path}/model.rknn")
+        return 0
 
     def export_encrypted_rknn_model(self, input_model, output_model=None, crypt_level=1):
         self._log.error("export_encrypted_rknn_model", "OpenRKNN's models are an open format and are not "
@@ -444,3 +479,33 @@ def _custom_quantize_layers(text):
                                  "float)")
             names.append(name)
     return names
+
+
+_CODEGEN_CMAKE = """# Made by RKNN.codegen (OpenRKNN): the C API client examples/rknn_demo.c for model.rknn.
+#   cmake -S . -B build && cmake --build build && build/rknn_app model.rknn [input.ppm]
+cmake_minimum_required(VERSION 3.10)
+project(rknn_app C)
+# rknn_api.h and librknnrt.so: OpenRKNN's (the defaults) or the vendor's, on a board.
+set(RKNN_INCLUDE_DIR "{include}" CACHE PATH "directory of rknn_api.h")
+set(RKNN_LIB_DIR "{lib}" CACHE PATH "directory of librknnrt.so")
+add_executable(rknn_app rknn_demo.c)
+target_include_directories(rknn_app PRIVATE ${{RKNN_INCLUDE_DIR}})
+target_link_libraries(rknn_app PRIVATE ${{RKNN_LIB_DIR}}/librknnrt.so)
+set_target_properties(rknn_app PROPERTIES BUILD_RPATH ${{RKNN_LIB_DIR}})
+"""
+
+
+def _write_ppm(src, dst):
+    """The picture codegen's client reads: a .ppm as it is, a uint8 HxWx3 .npy as a binary PPM."""
+    src = os.fspath(src)
+    if src.lower().endswith(".ppm"):
+        shutil.copyfile(src, dst)
+        return
+    if not src.lower().endswith(".npy"):
+        raise ValueError(f"inputs: '{src}' is neither a .ppm nor a .npy picture")
+    img = np.load(src)
+    if img.dtype != np.uint8 or img.ndim != 3 or img.shape[2] != 3:
+        raise ValueError(f"inputs: '{src}' holds {img.dtype} {list(img.shape)}; a uint8 HxWx3 (RGB) array is needed")
+    with open(dst, "wb") as f:
+        f.write(b"P6\n%d %d\n255\n" % (img.shape[1], img.shape[0]))
+        f.write(np.ascontiguousarray(img).tobytes())
