@@ -1,7 +1,6 @@
 #include "converter/quant/dataset.h"
 
 #include <stb/stb_image.h>
-#include <stb/stb_image_resize.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -13,6 +12,7 @@
 #include <sstream>
 
 #include "common/log.h"
+#include "converter/quant/image_resize.h"
 
 // stb comes from Debian's libstb (libstb.so holds the implementations): no STB_*_IMPLEMENTATION here.
 
@@ -95,14 +95,9 @@ Status load_image(const std::string& path, const Graph& g, size_t i, std::vector
                      path.c_str(), why ? why : "unknown reason");
   }
   const unsigned char* src = pixels.get();
-  std::vector<unsigned char> resized;
+  std::vector<uint8_t> resized;
   if (w != width || h != height) {
-    // Triangle (tent) filter: bilinear interpolation when enlarging, a tent average over the
-    // covered source pixels when shrinking; edges clamped; values treated as linear (no sRGB).
-    resized.resize(static_cast<size_t>(width) * height * channels);
-    if (!stbir_resize_uint8_generic(src, w, h, 0, resized.data(), width, height, 0, channels, STBIR_ALPHA_CHANNEL_NONE,
-                                    0, STBIR_EDGE_CLAMP, STBIR_FILTER_TRIANGLE, STBIR_COLORSPACE_LINEAR, nullptr))
-      return ORKNN_ERR(kInvalidParam, "'%s': resizing the %dx%d image to %dx%d failed", path.c_str(), w, h, width, height);
+    resized = resize_triangle_u8(src, w, h, channels, width, height);
     src = resized.data();
   }
   // Interleaved HWC -> planar CHW, then the runtime's normalisation.
