@@ -2,8 +2,8 @@
 # Installs everything OpenRKNN needs on a fresh Debian 12 machine: the build toolchain and libraries
 # and the Python packages Debian carries (as root), then the project's virtual environment .venv with
 # the pinned PyPI packages of requirements/test.txt (ONNX Runtime, the PP-OCR models, pytest). The
-# other files of requirements/ belong to optional environments of their own (vendor.txt:
-# bench/vendor_parity; ultralytics.txt: tests/python/ultralytics_test.sh). A second run
+# Ultralytics client test gets .venv-ultralytics (requirements/ultralytics.txt, set up by
+# tests/python/ultralytics_test.sh --setup); vendor.txt is bench/vendor_parity's own. A second run
 # installs and downloads nothing: each requirements file's hash is recorded in .venv once it is in.
 # `setup.sh aarch64` also readies the aarch64 cross build (docs/aarch64.md): Debian's cross compiler
 # and qemu-user, and the target's libraries from Debian's arm64 packages, unpacked into .cross/aarch64
@@ -22,13 +22,14 @@ PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler          # ONNX import
   libflatbuffers-dev flatbuffers-compiler               # model format
   libyaml-cpp-dev libcli11-dev                          # converter config and CLI
-  libstb-dev                                            # calibration images (stb_image, stb_image_resize)
+  libstb-dev                                            # calibration images (stb_image decodes them)
   libgtest-dev libgmock-dev libbenchmark-dev            # tests and microbenchmarks
   libonnx-testdata                                      # ONNX backend node tests
   python3-venv                                          # the project's virtual environment (.venv)
   python3-torch python3-torchvision                     # test model export (PyTorch outputs)
   python3-onnx python3-numpy                            # QDQ test models, calibration sets
   fonts-dejavu-core python3-pil                         # rendered text (OCR tests, demo)
+  python3-yaml python3-requests python3-psutil          # Ultralytics client test (.venv-ultralytics)
   clang libclang-rt-14-dev libomp-dev                   # libFuzzer targets (scripts/fuzz.sh: sanitizer runtimes, OpenMP)
 )
 case "$(dpkg --print-architecture)" in                  # the host's fast-kernel backends
@@ -82,6 +83,8 @@ for req in "$ROOT"/requirements/test.txt; do
   echo "setup.sh: installed requirements/$(basename "$req") into .venv"
 done
 echo "setup.sh: .venv ready"
+# The Ultralytics client test's own environment (requirements/ultralytics.txt).
+"$ROOT/tests/python/ultralytics_test.sh" --setup
 
 [ "$TARGET" = aarch64 ] || exit 0
 
