@@ -27,6 +27,10 @@ RKNN_QUERY_PERF_RUN = 4
 RKNN_QUERY_SDK_VERSION = 5
 RKNN_QUERY_MEM_SIZE = 6
 RKNN_QUERY_CUSTOM_STRING = 7
+RKNN_QUERY_INPUT_DYNAMIC_RANGE = 13
+RKNN_QUERY_CURRENT_INPUT_ATTR = 14
+RKNN_QUERY_CURRENT_OUTPUT_ATTR = 15
+RKNN_MAX_DYNAMIC_SHAPE_NUM = 512
 
 # rknn_tensor_type
 RKNN_TENSOR_FLOAT32 = 0
@@ -70,6 +74,17 @@ class rknn_tensor_attr(ctypes.Structure):
         ("size_with_stride", ctypes.c_uint32),
         ("pass_through", ctypes.c_uint8),
         ("h_stride", ctypes.c_uint32),
+    ]
+
+
+class rknn_input_range(ctypes.Structure):
+    _fields_ = [
+        ("index", ctypes.c_uint32),
+        ("shape_number", ctypes.c_uint32),
+        ("fmt", ctypes.c_int),
+        ("name", ctypes.c_char * RKNN_MAX_NAME_LEN),
+        ("dyn_range", (ctypes.c_uint32 * RKNN_MAX_DIMS) * RKNN_MAX_DYNAMIC_SHAPE_NUM),
+        ("n_dims", ctypes.c_uint32),
     ]
 
 
@@ -130,6 +145,7 @@ assert ctypes.sizeof(rknn_tensor_attr) == 376
 assert ctypes.sizeof(rknn_input) == 32
 assert ctypes.sizeof(rknn_output) == 24
 assert ctypes.sizeof(rknn_mem_size) == 64
+assert ctypes.sizeof(rknn_input_range) == 33040
 
 
 def library_dir():
@@ -178,6 +194,7 @@ def _declare(name, lib):
             "rknn_outputs_get": ([rknn_context, ctypes.c_uint32, P(rknn_output), P(rknn_output_extend)],),
             "rknn_outputs_release": ([rknn_context, ctypes.c_uint32, P(rknn_output)],),
             "rknn_set_core_mask": ([rknn_context, ctypes.c_int],),
+            "rknn_set_input_shapes": ([rknn_context, ctypes.c_uint32, P(rknn_tensor_attr)],),
         }
         for fn, (args,) in sigs.items():
             f = getattr(lib, fn)

@@ -37,13 +37,17 @@ def _check(ret, what):
 class TensorInfo:
     """One input or output as rknn_query reports it (dims in the order of `fmt`)."""
 
-    def __init__(self, attr):
-        self.index = attr.index
-        self.name = attr.name.decode("utf-8", "replace")
-        self.dims = [int(attr.dims[i]) for i in range(attr.n_dims)]
-        self.fmt = attr.fmt
-        self.type = attr.type
-        self.n_elems = attr.n_elems
+    def __init__(self, index, name, dims, fmt, type_):
+        self.index = index
+        self.name = name
+        self.dims = list(dims)
+        self.fmt = fmt
+        self.type = type_
+
+    @classmethod
+    def from_attr(cls, attr):
+        return cls(attr.index, attr.name.decode("utf-8", "replace"), [int(attr.dims[i]) for i in range(attr.n_dims)],
+                   attr.fmt, attr.type)
 
 
 class Context:
@@ -63,6 +67,20 @@ class Context:
         self._query(C.RKNN_QUERY_IN_OUT_NUM, num)
         self.inputs = [self._attr(C.RKNN_QUERY_INPUT_ATTR, i) for i in range(num.n_input)]
         self.outputs = [self._attr(C.RKNN_QUERY_OUTPUT_ATTR, i) for i in range(num.n_output)]
+        # Dynamic-shape models: the inputs of each shape set the model lists (dims in the range's
+        # order, NHWC for 4-D); None for a static model. The set in use is chosen by run().
+        self.shape_sets = None
+        self._active_set = None
+        ranges = []
+        for i in range(num.n_input):
+            r = C.rknn_input_range()
+            r.index = i
+            ranges.append(self._query(C.RKNN_QUERY_INPUT_DYNAMIC_RANGE, r))
+        if ranges and ranges[0].shape_number > 1:
+            self.shape_sets = [[TensorInfo(i, r.name.decode("utf-8", "replace"),
+                                           [int(r.dyn_range[s][d]) for d in range(r.n_dims)], r.fmt,
+                                           self.inputs[i].type) for i, r in enumerate(ranges)]
+                               for s in range(ranges[0].shape_number)]
 
     def _query(self, cmd, struct):
         _check(self._lib.rknn_query(self._ctx, cmd, ctypes.byref(struct), ctypes.sizeof(struct)), "rknn_query")
@@ -71,16 +89,53 @@ class Context:
     def _attr(self, cmd, index):
         attr = C.rknn_tensor_attr()
         attr.index = index
-        return TensorInfo(self._query(cmd, attr))
+        return TensorInfo.from_attr(self._query(cmd, attr))
 
     def set_core_mask(self, mask):
         return self._lib.rknn_set_core_mask(self._ctx, int(mask))
 
-    def run(self, arrays, fmts, pass_through):
-        """arrays: C-contiguous ndarrays, one per input; fmts: rknn_tensor_format per input.
-        Returns (list of float32 ndarrays shaped as the outputs' dims, frame id)."""
+    def run(self, arrays, fmts, pass_through, shape_set=None):
+        """arrays: C-contiguous ndarrays, one per input; fmts: rknn_tensor_format per input;
+        shape_set: for a dynamic-shape model, the index of the set the arrays have (switched to
+        with rknn_set_input_shapes when it is not the one in use). Returns (list of float32
+        ndarrays shaped as the outputs' dims, frame id)."""
         with self._run_lock:
+            if shape_set is not None and shape_set != self._active_set:
+                self._use_shape_set(shape_set)
             return self._run(arrays, fmts, pass_through)
+
+    def _use_shape_set(self, s):
+        infos = self.shape_sets[s]
+        attrs = (C.rknn_tensor_attr * len(infos))()
+        for a, info in zip(attrs, infos):
+            a.index = info.index
+            a.name = info.name.encode()
+            a.n_dims = len(info.dims)
+            for d, n in enumerate(info.dims):
+                a.dims[d] = n
+            a.fmt = info.fmt
+            a.type = info.type
+        _check(self._lib.rknn_set_input_shapes(self._ctx, len(infos), attrs), "rknn_set_input_shapes")
+        self._active_set = s
+        self.inputs = [self._attr(C.RKNN_QUERY_CURRENT_INPUT_ATTR, i) for i in range(len(self.inputs))]
+        self.outputs = [self._attr(C.RKNN_QUERY_CURRENT_OUTPUT_ATTR, i) for i in range(len(self.outputs))]
+
+    def match_shape_set(self, try_prepare):
+        """Dynamic-shape models: the first shape set (the one in use first) for which
+        try_prepare(infos) succeeds, as (set index, its result); raises the ValueError of the set
+        in use (or of set 0) when none fits."""
+        order = list(range(len(self.shape_sets)))
+        if self._active_set is not None:
+            order.remove(self._active_set)
+            order.insert(0, self._active_set)
+        first_error = None
+        for s in order:
+            try:
+                return s, try_prepare(self.shape_sets[s])
+            except ValueError as e:
+                first_error = first_error or e
+        shapes = [[i.dims for i in infos] for infos in self.shape_sets]
+        raise ValueError(f"{first_error}; a dynamic-shape model: its shape sets are {shapes} (4-D as NHWC)")
 
     def _run(self, arrays, fmts, pass_through):
         n = len(arrays)
@@ -137,7 +192,7 @@ class Context:
             pass
 
 
-def prepare_inputs(ctx, inputs, data_format, pass_through, data_type=None):
+def prepare_inputs(infos, inputs, data_format, pass_through, data_type=None):
     """Checks and arranges the inputs of inference() as the vendor's packages do. Returns
     (arrays, fmts, pass_through) or raises ValueError with the message to log.
 
@@ -152,7 +207,7 @@ def prepare_inputs(ctx, inputs, data_format, pass_through, data_type=None):
         inputs = [inputs]
     if not isinstance(inputs, (list, tuple)):
         raise ValueError(f"inputs must be a list of numpy arrays, not {type(inputs).__name__}")
-    n = len(ctx.inputs)
+    n = len(infos)
     if len(inputs) != n:
         raise ValueError(f"the model has {n} input(s), {len(inputs)} given")
     if data_format is None or isinstance(data_format, str):
@@ -174,7 +229,7 @@ def prepare_inputs(ctx, inputs, data_format, pass_through, data_type=None):
     elif not isinstance(pass_through, (list, tuple)) or len(pass_through) != n:
         raise ValueError(f"inputs_pass_through must be a list of {n} values 0/1, not {pass_through!r}")
     arrays, fmts = [], []
-    for i, (x, info) in enumerate(zip(inputs, ctx.inputs)):
+    for i, (x, info) in enumerate(zip(inputs, infos)):
         if not isinstance(x, np.ndarray):
             try:
                 x = np.asarray(x)

@@ -96,12 +96,18 @@ class Session:
             self.log.error("inference", "the runtime is not initialised: call init_runtime() first")
             return None
         try:
-            arrays, fmts, passes = prepare_inputs(self.ctx, inputs, data_format, inputs_pass_through, data_type)
-            outputs, frame_id = self.ctx.run(arrays, fmts, passes)
+            def prepare(infos):
+                return prepare_inputs(infos, inputs, data_format, inputs_pass_through, data_type)
+            shape_set = None
+            if self.ctx.shape_sets:  # a dynamic-shape model: the inputs' shapes pick the set
+                shape_set, (arrays, fmts, passes) = self.ctx.match_shape_set(prepare)
+            else:
+                arrays, fmts, passes = prepare(self.ctx.inputs)
+            outputs, frame_id = self.ctx.run(arrays, fmts, passes, shape_set)
         except (ValueError, RknnError) as e:
             self.log.error("inference", str(e))
             return None
-        self.last_inputs = (arrays, fmts, passes)
+        self.last_inputs = (arrays, fmts, passes, shape_set)
         if get_frame_id:
             outputs.append(frame_id)
         return outputs

@@ -753,3 +753,37 @@ def test_codegen_project_builds_and_matches_python(conv_rknn, tmp_path, capfd):
     for i, v in printed:
         assert abs(want[i] - v) <= 6e-5, (i, v, want[i])
     assert printed[0][1] == pytest.approx(float(want.max()), abs=6e-5)
+
+
+def test_dynamic_shape_model_switches_sets_by_input_shape(tmp_path, capfd):
+    """A model built with config(dynamic_input=...) takes each listed shape; inference picks the
+    set from the inputs' shapes (rknn_set_input_shapes), in any order, and refuses others."""
+    onnx_path = make_conv_model(tmp_path / "dyn.onnx", seed=51)
+    model = onnx.load(onnx_path)
+    for vi in (model.graph.input[0], model.graph.output[0]):
+        for d in (2, 3):
+            vi.type.tensor_type.shape.dim[d].dim_param = "hw"
+    onnx.save(model, onnx_path)
+    r = RKNN()
+    r.config(target_platform="rk3588", float_dtype="float32", dynamic_input=[[[1, 3, 8, 8]], [[1, 3, 16, 16]]])
+    assert r.load_onnx(onnx_path) == 0 and r.build(do_quantization=False) == 0
+    assert r.export_rknn(str(tmp_path / "dyn.rknn")) == 0
+    lite = RKNNLite()
+    assert lite.load_rknn(str(tmp_path / "dyn.rknn")) == 0 and lite.init_runtime() == 0
+    rng = np.random.default_rng(52)
+    for hw in (16, 8, 8, 16):
+        x = rng.standard_normal((1, 3, hw, hw)).astype(np.float32)
+        (y,) = lite.inference([x], data_format="nchw")
+        assert y.shape == (1, 4, hw, hw)
+        assert_fp32_close(y, ort_run(onnx_path, {"x": x})[0])
+        img = rng.integers(0, 256, (hw, hw, 3), dtype=np.uint8)  # NHWC uint8, no mean/std: the values
+        (z,) = lite.inference([img])
+        assert_fp32_close(z, ort_run(onnx_path, {"x": img.astype(np.float32).transpose(2, 0, 1)[None]})[0])
+    capfd.readouterr()
+    assert lite.inference([np.zeros((1, 3, 12, 12), np.float32)], data_format="nchw") is None
+    err = error_lines(capfd.readouterr().err)
+    assert len(err) == 1 and "shape sets are [[[1, 8, 8, 3]], [[1, 16, 16, 3]]]" in err[0], err
+    # eval_perf runs the built model on the first set's zeros before any inference
+    assert r.init_runtime() == 0 and "Conv" in r.eval_perf(is_print=False)
+    lite.release()
+    r.release()

@@ -217,12 +217,14 @@ class RKNN(CoreMasks):
         try:
             ctx = s.ctx if s.perf else Context(s.model, C.RKNN_FLAG_COLLECT_PERF_MASK)
             if s.last_inputs is not None:
-                arrays, fmts, passes = s.last_inputs
-            else:
-                arrays = [np.zeros(i.dims, np.float32) for i in ctx.inputs]
-                fmts = [i.fmt if len(i.dims) == 4 else C.RKNN_TENSOR_UNDEFINED for i in ctx.inputs]
+                arrays, fmts, passes, shape_set = s.last_inputs
+            else:  # zeros of the (first set's) input shapes
+                shape_set = 0 if ctx.shape_sets else None
+                infos = ctx.shape_sets[0] if ctx.shape_sets else ctx.inputs
+                arrays = [np.zeros(i.dims, np.float32) for i in infos]
+                fmts = [i.fmt if len(i.dims) == 4 else C.RKNN_TENSOR_UNDEFINED for i in infos]
                 passes = [0] * len(arrays)
-            ctx.run(arrays, fmts, passes)
+            ctx.run(arrays, fmts, passes, shape_set)
             text = ctx.perf_detail()
             if ctx is not s.ctx:
                 ctx.destroy()
