@@ -17,6 +17,8 @@
 //       quantized_method: channel                   # channel | layer
 //       dataset: ./dataset.txt                      # relative to this file
 //       float_layers: [conv_12, head/Mul]           # hybrid quantization: nodes kept in float
+//       custom_ops: [cstSigmoid]                    # op types imported as custom operators in any domain
+//       custom_op_libs: [./librkcst_sigmoid.so]     # their callbacks, for INT8 calibration; relative to this file
 //       dynamic_input: [[[1,3,224,224]], [[1,3,320,320]]]  # shape sets, one shape per input each
 // Keys that only matter to the vendor's compiler are accepted and ignored.
 #include <yaml-cpp/yaml.h>
@@ -131,6 +133,23 @@ Status dynamic_input(const std::string& path, const YAML::Node& n, const std::ve
   return Status::Ok();
 }
 
+// A list of names from [a, b] or "a,b" (blanks around each name dropped).
+std::vector<std::string> name_list(const YAML::Node& v) {
+  std::vector<std::string> names;
+  if (v.IsSequence()) {
+    for (const auto& e : v) names.push_back(e.as<std::string>());
+    return names;
+  }
+  std::string cur;
+  for (char c : v.as<std::string>() + ",") {
+    if (c != ',') { cur += c; continue; }
+    size_t b = cur.find_first_not_of(" \t"), e = cur.find_last_not_of(" \t");
+    if (b != std::string::npos) names.push_back(cur.substr(b, e - b + 1));
+    cur.clear();
+  }
+  return names;
+}
+
 // The settings of a parsed config. `path` names the config in messages; a relative dataset path
 // is resolved against base_dir.
 Status apply_config(const YAML::Node& root, const std::string& path, const std::filesystem::path& base_dir,
@@ -234,21 +253,16 @@ Status apply_config(const YAML::Node& root, const std::string& path, const std::
             opts->quant.dataset = d.lexically_normal().string();
           }
         } else if (key == "float_layers") {
-          if (opts->quant.float_layers.empty() && !v.IsNull()) {
-            std::vector<std::string> names;
-            if (v.IsSequence()) {
-              for (const auto& e : v) names.push_back(e.as<std::string>());
-            } else {
-              std::string cur;
-              for (char c : v.as<std::string>() + ",") {
-                if (c != ',') { cur += c; continue; }
-                size_t b = cur.find_first_not_of(" \t"), e = cur.find_last_not_of(" \t");
-                if (b != std::string::npos) names.push_back(cur.substr(b, e - b + 1));
-                cur.clear();
-              }
+          if (opts->quant.float_layers.empty() && !v.IsNull()) opts->quant.float_layers = name_list(v);
+        } else if (key == "custom_ops") {
+          if (opts->custom_op_types.empty() && !v.IsNull()) opts->custom_op_types = name_list(v);
+        } else if (key == "custom_op_libs") {
+          if (opts->quant.custom_op_libs.empty() && !v.IsNull())
+            for (const std::string& lib : name_list(v)) {
+              std::filesystem::path p = lib;
+              if (p.is_relative()) p = base_dir / p;
+              opts->quant.custom_op_libs.push_back(p.lexically_normal().string());
             }
-            opts->quant.float_layers = names;
-          }
         } else if (key == "inputs" || key == "outputs") {
           // subgraphs.inputs/outputs: the tensors the converted model starts and ends at; the
           // command line's --inputs/--outputs win

@@ -14,6 +14,7 @@
 #include "converter/onnx/importer.h"
 #include "converter/onnx/subgraph.h"
 #include "converter/quant/calibrate.h"
+#include "converter/quant/custom_op_lib.h"
 #include "converter/quant/dataset.h"
 #include "converter/quant/qdq_import.h"
 #include "converter/quant/quantize.h"
@@ -118,6 +119,9 @@ Status check_quant_options(const QuantOptions& q, bool qdq_model, QuantizeSettin
       return ORKNN_ERR(kInvalidParam, "--float-layers applies to quantized conversions; add --quantize --dataset LIST.txt");
     if (!q.dataset.empty())
       ORKNN_LOGW("calibration data set '%s' ignored: the model is converted in float (no --quantize)", q.dataset.c_str());
+    if (!q.custom_op_libs.empty())
+      ORKNN_LOGW("--custom-op-lib ignored: it serves INT8 calibration, and the model is converted in float (no "
+                 "--quantize)");
   }
   return Status::Ok();
 }
@@ -135,6 +139,9 @@ Status quantize_converted(Graph& g, const QuantOptions& q, QuantizeSettings sett
   std::vector<ConvertReport::LayerPrecision> table;
   int samples_used = 0;
   if (graph_has_qdq(g)) {
+    if (!q.custom_op_libs.empty())
+      ORKNN_LOGW("--custom-op-lib not used: the model is already quantized (QuantizeLinear/DequantizeLinear) and "
+                 "needs no calibration");
     if (!q.dataset.empty())
       ORKNN_LOGW("calibration data set '%s' not used: the model is already quantized (QuantizeLinear/"
                  "DequantizeLinear); its own scales and zero points are kept", q.dataset.c_str());
@@ -146,6 +153,11 @@ Status quantize_converted(Graph& g, const QuantOptions& q, QuantizeSettings sett
     // Before the slow part; after the split, so that the names the accuracy report gives split
     // activations ("<conv>_HardSwish") are accepted.
     ORKNN_RETURN_IF_ERROR(check_float_layers(g, settings.float_layers));
+    // Loaded for the sets that reuse set 0's ranges too: which custom outputs hold real ranges
+    // decides what quantizes, and must be the same in every set.
+    CustomOpLibraries custom_libs;
+    ORKNN_RETURN_IF_ERROR(custom_libs.load(q.custom_op_libs));
+    settings.calibrated_custom_types = custom_libs.types();
     std::map<int, std::pair<float, float>> ranges;
     if (given) {
       for (size_t i = 0; i < g.tensors.size(); ++i) {
@@ -157,7 +169,7 @@ Status quantize_converted(Graph& g, const QuantOptions& q, QuantizeSettings sett
       ORKNN_RETURN_IF_ERROR(load_calibration_set(q.dataset, g, &samples));
       if (samples.empty())
         return ORKNN_ERR(kInvalidParam, "calibration data set '%s' lists no samples", q.dataset.c_str());
-      ORKNN_RETURN_IF_ERROR(calibrate(g, samples, alg, &ranges));
+      ORKNN_RETURN_IF_ERROR(calibrate(g, samples, alg, &ranges, custom_libs.ops()));
       samples_used = static_cast<int>(samples.size());
       if (calibrated)
         for (const auto& [id, range] : ranges) (*calibrated)[g.tensor(id).name] = range;
@@ -200,6 +212,7 @@ Status convert_static(const onnx::ModelProto& model, const std::string& model_di
   onnx_import::ImportOptions iopts;
   iopts.input_shapes = o.input_shapes;
   iopts.model_dir = model_dir;
+  iopts.custom_op_types.insert(opts.custom_op_types.begin(), opts.custom_op_types.end());
   onnx_import::ImportStats stats;
   ORKNN_RETURN_IF_ERROR(onnx_import::import_model(model, iopts, &g, &stats));
   ORKNN_RETURN_IF_ERROR(apply_io_options(o, &g));

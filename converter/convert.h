@@ -19,6 +19,12 @@ struct QuantOptions {
   std::string algorithm = "normal";       // observer: normal (min/max) | kl | mmse
   std::string method = "channel";         // weight scales: channel | layer
   std::vector<std::string> float_layers;  // hybrid quantization: node names kept in float
+  // --custom-op-lib, YAML custom_op_libs: plugin libraries exporting get_rknn_custom_op (the
+  // vendor's plugin convention, rknn_custom_op.h), one operator each. Calibration runs the custom
+  // nodes of their types through their callbacks, so the nodes after them can be int8
+  // (docs/custom_ops.md). The plugin's calls to rknn_custom_op_get_op_attr must reach this
+  // converter: rknn_convert exports that function for them.
+  std::vector<std::string> custom_op_libs;
 };
 
 struct ConvertOptions {
@@ -32,6 +38,10 @@ struct ConvertOptions {
   std::map<std::string, std::vector<float>> mean_values;
   std::map<std::string, std::vector<float>> std_values;
   std::string custom_string;
+  // --custom-op, YAML custom_ops: ONNX op types imported as custom operators in any domain, the
+  // default one included (the vendor's way: a node renamed to e.g. "cstSigmoid" in the default
+  // domain). Nodes of other non-standard domains are custom operators without being listed.
+  std::vector<std::string> custom_op_types;
   FloatPrecision precision = FloatPrecision::kFp16;
   bool run_passes = true;  // graph passes (folding always runs; this controls fusion/cleanup)
   QuantOptions quant;

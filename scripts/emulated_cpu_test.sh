@@ -3,8 +3,8 @@
 # (default EPYC-Milan: AVX2, FMA, F16C), so that a machine with AVX-512 can check what CPUs without
 # it do: which kernels are chosen, and the tests' expectations that depend on the CPU
 # (docs/kernels.md, "CPUs without AVX-512"). The code under test sees the emulated CPU's CPUID,
-# oneDNN included. Timings mean nothing there, and it is slow: ops, api and converter take 2-4 min
-# each, models about 16 min, which is why CI does not run it.
+# oneDNN included. Timings mean nothing there, and it is slow: ops takes about 1.5 min (CI runs it,
+# .ci/run stage avx2), api and converter 2-4 min each, models about 16 min.
 #
 # Usage: scripts/emulated_cpu_test.sh [--cpu MODEL] [--build DIR] [SUITE[=GTEST_FILTER] ...]
 #   SUITE: a test binary of DIR/tests without its test_ prefix (ops, api, models, ...);

@@ -11,7 +11,17 @@
 
 #include "converter/convert.h"
 #include "model/model_io.h"
+#include "runtime/custom_ops.h"
 #include "runtime/platform.h"
+#include "rknn_custom_op.h"
+
+// The callbacks of --custom-op-lib plugins call rknn_custom_op_get_op_attr during calibration. This
+// executable exports it (CMakeLists.txt) so that those calls reach the op contexts calibration made
+// in this process, also from a plugin linked against librknnrt.so, whose own copy knows none of them.
+extern "C" RKNN_API void rknn_custom_op_get_op_attr(rknn_custom_op_context* op_ctx, const char* attr_name,
+                                                    rknn_custom_op_attr* op_attr) {
+  orknn::custom_op_get_attr(op_ctx, attr_name, op_attr);
+}
 
 namespace {
 
@@ -136,6 +146,7 @@ int main(int argc, char** argv) {
   CLI::App app{"rknn_convert: converts an ONNX model into an OpenRKNN .rknn model"};
   std::string model_path, out_path, platform, custom_string, config_path, precision;
   std::vector<std::string> shape_args, mean_args, std_args, float_layer_args, dynamic_args, input_args, output_args;
+  std::vector<std::string> custom_op_args, custom_op_libs;
   std::string dataset, algorithm, method;
   bool no_passes = false, quiet = false, quantize = false;
 
@@ -184,6 +195,14 @@ int main(int argc, char** argv) {
   app.add_option("--method", method, "weight scales: channel (per output channel, default) or layer (per tensor)")
       ->check(CLI::IsMember({"channel", "layer"}));
   app.add_option("--float-layers", float_layer_args, "NAME,...: nodes kept in float in a quantized model")
+      ->allow_extra_args(false);
+  app.add_option("--custom-op", custom_op_args,
+                 "TYPE,...: ONNX op types that are custom operators of the application (rknn_register_custom_ops), "
+                 "in any domain, the default one included; repeatable")
+      ->allow_extra_args(false);
+  app.add_option("--custom-op-lib", custom_op_libs,
+                 "PATH: plugin library exporting get_rknn_custom_op (an rknn_custom_op, the runtime's callbacks), run "
+                 "by INT8 calibration so that the nodes after that custom operator are quantized; repeatable")
       ->allow_extra_args(false);
   app.add_flag("--no-passes", no_passes, "skip the fusion/cleanup passes (constant folding still runs)");
   app.add_flag("-q,--quiet", quiet, "print nothing on success");
@@ -240,6 +259,8 @@ int main(int argc, char** argv) {
   opts.quant.enabled = quantize;
   opts.quant.dataset = dataset;
   opts.quant.float_layers = split_names(float_layer_args);
+  opts.custom_op_types = split_names(custom_op_args);
+  opts.quant.custom_op_libs = custom_op_libs;
   bool have_platform = !platform.empty();
   if (!config_path.empty()) {
     std::string before = opts.platform;

@@ -258,8 +258,11 @@ class Importer {
     }
     if (node.op_type() == "Constant") ++stats_.constant_nodes;
     MapContext ctx(&st_, &node, name);
-    // Operator sets of other runtimes have their own semantics, which nobody registers callbacks
-    // for; every other domain holds operators the application implements (docs/custom_ops.md).
+    // Types the user listed (--custom-op) are the application's operators whatever their domain,
+    // default included (the vendor finds custom nodes by type). Operator sets of other runtimes
+    // have their own semantics, which nobody registers callbacks for; every other domain holds
+    // operators the application implements (docs/custom_ops.md).
+    if (opts_.custom_op_types.count(node.op_type())) return map_custom(ctx);
     if (is_foreign_standard_domain(node.domain()))
       return ORKNN_ERR(kUnimplemented, "node '%s' (%s): op domain '%s' is not supported (only the default ai.onnx "
                        "domain is, plus custom operator domains of the application's own); see docs/ops.md",

@@ -1,6 +1,7 @@
 // ONNX ModelProto -> graph IR (internal to the converter; the public API is converter/convert.h).
 #pragma once
 #include <map>
+#include <set>
 #include <string>
 
 #include <onnx/onnx_pb.h>
@@ -14,6 +15,7 @@ struct ImportOptions {
   // Pins for graph inputs' dims, by input name. Key "" pins the only input of a one-input model.
   std::map<std::string, Shape> input_shapes;
   std::string model_dir;  // directory external data is read from; empty: external data refused
+  std::set<std::string> custom_op_types;  // op types mapped to Custom nodes in any domain (--custom-op)
 };
 
 struct ImportStats {

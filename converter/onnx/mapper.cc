@@ -245,7 +245,16 @@ Status default_node(MapContext& ctx, OpId op, Node* n, const std::vector<std::st
 Status map_default(MapContext& ctx) {
   const OpDef* def = find_op(ctx.op_type());
   // Custom is the IR's op for non-default domains, not an ONNX op type.
-  if (!def || def->id == OpId::Custom) return ctx.unsupported("op not supported by OpenRKNN yet; see docs/ops.md");
+  if (!def || def->id == OpId::Custom) {
+    // The vendor's custom operators are renamed "cst..." nodes left in the default domain: say how
+    // to declare one rather than only that it is unknown.
+    if (ctx.op_type().rfind("cst", 0) == 0)
+      return ctx.unsupported("op not supported by OpenRKNN; if it is a custom operator your application "
+                             "implements (rknn_register_custom_ops), convert with --custom-op %s (YAML: "
+                             "custom_ops: [%s]); see docs/custom_ops.md", ctx.op_type().c_str(),
+                             ctx.op_type().c_str());
+    return ctx.unsupported("op not supported by OpenRKNN yet; see docs/ops.md");
+  }
   Node n;
   ORKNN_RETURN_IF_ERROR(default_node(ctx, def->id, &n));
   return ctx.emit(std::move(n));

@@ -3,15 +3,21 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <set>
+#include <string>
 
 #include "common/fp16.h"
 #include "common/log.h"
 #include "common/threads.h"
+#include "runtime/custom_ops.h"
 #include "runtime/executor.h"
 
 namespace orknn {
 
 namespace {
+
+// Prefix of the runtime's messages about the callbacks, which name the API function they mimic.
+constexpr const char* kCustomCallbacks = "calibration (running the --custom-op-lib callbacks as the runtime does): ";
 
 bool observable(const Tensor& t) { return !t.is_const() && t.dtype == DType::kF32 && t.quant.empty(); }
 
@@ -57,7 +63,7 @@ Status to_input_bytes(const Tensor& t, const std::vector<float>& v, std::vector<
 }  // namespace
 
 Status calibrate(const Graph& float_graph, const std::vector<CalibrationSample>& samples, CalibAlgorithm alg,
-                 std::map<int, std::pair<float, float>>* ranges) {
+                 std::map<int, std::pair<float, float>>* ranges, const std::vector<rknn_custom_op>& custom_ops) {
   ranges->clear();
   if (samples.empty()) return ORKNN_ERR(kInvalidParam, "calibration: no samples");
   Graph g = float_graph;  // constants are shared, not copied
@@ -89,8 +95,33 @@ Status calibrate(const Graph& float_graph, const std::vector<CalibrationSample>&
     for (int id : n.outputs) add(id);
   std::vector<Observer> observers(observed.size(), Observer(alg));
 
+  // The application's operators of the graph's custom types, registered as the runtime does;
+  // declared before the executor, whose kernels point into it.
+  CustomOps custom(g);
+  std::set<std::string> graph_types, registered;
+  for (const Node& n : g.nodes)
+    if (n.op == OpId::Custom) graph_types.insert(n.attrs.get_string("custom_type", ""));
+  std::vector<rknn_custom_op> used;
+  for (const rknn_custom_op& op : custom_ops)
+    if (graph_types.count(op.op_type)) {
+      used.push_back(op);
+      registered.insert(op.op_type);
+    }
+  if (!used.empty()) {
+    Status st = custom.register_ops(used.data(), static_cast<uint32_t>(used.size()));
+    if (!st.ok()) return Status(st.code(), kCustomCallbacks + st.message());
+  }
+
+  ExecOptions eo;
+  eo.allow_fast = true;
+  eo.keep_all_tensors = true;
+  eo.num_threads = usable_cpus();
+  eo.custom_kernel = [&](const Graph& eg, const Node& n) {
+    return registered.count(n.attrs.get_string("custom_type", "")) ? custom.make_kernel(eg, n)
+                                                                  : create_kernel(eg, n, true, nullptr);
+  };
   std::unique_ptr<Executor> runner;
-  Status st = Executor::create_keep_all(g, /*allow_fast=*/true, usable_cpus(), &runner);
+  Status st = Executor::create(g, eo, &runner);
   if (!st.ok()) return Status(st.code(), "calibration: " + st.message());
 
   auto observe = [&](int id) {
@@ -109,6 +140,10 @@ Status calibrate(const Graph& float_graph, const std::vector<CalibrationSample>&
         observe(g.inputs[i].tensor);
       }
       ORKNN_RETURN_IF_ERROR(runner->run(false, [&](size_t k) {
+        if (g.nodes[k].op == OpId::Custom) {
+          Status cst = custom.take_run_error();
+          if (!cst.ok()) return Status(cst.code(), kCustomCallbacks + cst.message());
+        }
         for (int id : g.nodes[k].outputs) observe(id);
         return Status::Ok();
       }));

@@ -9,6 +9,7 @@
 #include "converter/quant/dataset.h"
 #include "converter/quant/observer.h"
 #include "graph/ir.h"
+#include "rknn_custom_op.h"
 
 namespace orknn {
 
@@ -17,7 +18,12 @@ namespace orknn {
 // every non-constant float32 tensor without quantization parameters: graph inputs and node outputs.
 // ranges: tensor id -> [lo, hi] with lo <= 0 <= hi (Observer::range). Samples must match the graph
 // (one buffer of numel values per input, g.inputs order). Logs one line per pass at info level.
+// custom_ops: the application's operators (--custom-op-lib, converter/quant/custom_op_lib.h); the
+// Custom nodes of their types run through their callbacks as in the runtime (init before the
+// first sample, destroy at the end; a failing callback fails calibration naming the node). Custom
+// nodes of other types run the registry's stand-in (src/kernels/ref/custom.cc).
 Status calibrate(const Graph& float_graph, const std::vector<CalibrationSample>& samples, CalibAlgorithm alg,
-                 std::map<int, std::pair<float, float>>* ranges);
+                 std::map<int, std::pair<float, float>>* ranges,
+                 const std::vector<rknn_custom_op>& custom_ops = {});
 
 }  // namespace orknn

@@ -703,12 +703,13 @@ Status Quantizer::run(std::vector<ConvertReport::LayerPrecision>* table) {
 
   // 1. candidates
   dec_.assign(g_.nodes.size(), Decision{});
-  // Custom nodes compute in the application's callbacks, which calibration cannot run (it uses a
-  // stand-in, src/kernels/ref/custom.cc): they and every node computed from their outputs stay
-  // float, so no quantization parameter comes from stand-in values (docs/custom_ops.md).
+  // Custom nodes compute in the application's callbacks, in float. Calibration runs a stand-in
+  // (src/kernels/ref/custom.cc) for the types no --custom-op-lib gave: every node computed from
+  // their outputs stays float, so no quantization parameter comes from stand-in values
+  // (docs/custom_ops.md).
   std::vector<char> after_custom(g_.tensors.size(), 0);
   for (const Node& n : g_.nodes) {
-    bool tainted = n.op == OpId::Custom;
+    bool tainted = n.op == OpId::Custom && !s_.calibrated_custom_types.count(n.attrs.get_string("custom_type", ""));
     for (int t : n.inputs) tainted |= t >= 0 && after_custom[static_cast<size_t>(t)];
     if (tainted)
       for (int t : n.outputs)
@@ -724,7 +725,10 @@ Status Quantizer::run(std::vector<ConvertReport::LayerPrecision>* table) {
     if (n.op == OpId::Custom) { d.why = "custom operator (runs in float)"; continue; }
     bool from_custom = false;
     for (int t : n.inputs) from_custom |= t >= 0 && after_custom[static_cast<size_t>(t)];
-    if (from_custom) { d.why = "computed from a custom operator's output (not calibrated)"; continue; }
+    if (from_custom) {
+      d.why = "computed from a custom operator's output (not calibrated: give its callbacks with --custom-op-lib)";
+      continue;
+    }
     if (keep_float[i]) { d.why = "--float-layers"; continue; }
     if (!has_quantized_ref_kernel(n.op)) { d.why = "no int8 kernel"; continue; }
     bool outputs_float = !n.outputs.empty(), has_activation_input = false;

@@ -11,6 +11,7 @@
 // ends in quantize_graph with the model's own parameters instead of ranges.
 #pragma once
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -48,6 +49,10 @@ struct QuantizeSettings {
   // Concat inputs adopt the Concat output's parameters (when safe) unless their parameters were
   // given. True for calibrated models.
   bool share_concat_params = true;
+  // Custom operator types whose nodes calibration computed with the application's callbacks
+  // (--custom-op-lib): the nodes after them may be int8. After a Custom node of another type
+  // calibration ran a stand-in, so every node computed from its outputs stays float.
+  std::set<std::string> calibrated_custom_types;
 };
 
 // Runs on the float graph before calibration: a Conv/ConvTranspose/Gemm/MatMul with a fused

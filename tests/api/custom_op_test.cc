@@ -45,11 +45,14 @@ std::vector<float> input_x() {
   return x;
 }
 
-std::string onnx_model() {
+// domain "": the vendor's way, custom nodes in the default domain (converted with --custom-op).
+std::string onnx_model(const std::string& domain = kDomain) {
   orknn::test::OnnxBuilder b(13);
-  auto* dom = b.model().add_opset_import();
-  dom->set_domain(kDomain);
-  dom->set_version(1);
+  if (!domain.empty()) {
+    auto* dom = b.model().add_opset_import();
+    dom->set_domain(domain);
+    dom->set_version(1);
+  }
   b.input("x", {1, kIC, kH, kW});
   b.init_f32("W", {kC, kIC, 3, 3}, conv_w());
   b.init_f32("B", {kC}, kConvB);
@@ -58,14 +61,14 @@ std::string onnx_model() {
   b.attr_ints(conv, "kernel_shape", {3, 3});
   b.attr_ints(conv, "pads", {1, 1, 1, 1});
   auto* sig = b.node("cstSigmoid", {"conv"}, {"sig"}, "sig_node");
-  sig->set_domain(kDomain);
+  sig->set_domain(domain);
   b.attr_f(sig, "alpha", 0.75f);
   b.attr_i(sig, "count", 7);
   b.attr_floats(sig, "coeffs", {0.5f, 1.5f});
   b.attr_s(sig, "label", "hello");
   b.node("Add", {"sig", "bias"}, {"sum"}, "add");
   auto* scale = b.node("cstScale", {"sum"}, {"y"}, "scale_node");
-  scale->set_domain(kDomain);
+  scale->set_domain(domain);
   b.attr_ints(scale, "axes", {2, 3});
   b.attr_s(scale, "mode", "mul");
   b.output("y");
@@ -809,16 +812,68 @@ TEST(CustomOpConvert, DefaultDomainOpNamedCustomIsNotTheIrOp) {
   EXPECT_NE(st.message().find("not supported"), std::string::npos) << st.message();
 }
 
-TEST(CustomOpConvert, DynamicOutputDimIsRefused) {
+// The vendor's dual_residual.onnx declares its custom node's output with symbolic dims: the
+// converter infers the shape as the vendor does, from the first input.
+TEST(CustomOpConvert, SymbolicOutputDimsTakeTheFirstInputsShape) {
+  using Edit = void (*)(orknn::test::OnnxBuilder&, onnx::NodeProto*);
+  const Edit declarations[] = {
+      [](orknn::test::OnnxBuilder& b, onnx::NodeProto*) {  // value_info [N, 4]
+        auto* vi = b.graph().add_value_info();
+        vi->set_name("y");
+        auto* tt = vi->mutable_type()->mutable_tensor_type();
+        tt->set_elem_type(onnx::TensorProto::FLOAT);
+        tt->mutable_shape()->add_dim()->set_dim_param("N");
+        tt->mutable_shape()->add_dim()->set_dim_value(4);
+      },
+      [](orknn::test::OnnxBuilder& b, onnx::NodeProto*) {  // graph output ["batch", ?]
+        auto* dims = b.graph().mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+        dims->Clear();
+        dims->add_dim()->set_dim_param("batch");
+        dims->add_dim();  // neither a value nor a name
+      }};
+  for (size_t k = 0; k < 2; ++k) {
+    const std::string onnx = one_custom_node_model(declarations[k]);
+    orknn::Graph g;
+    orknn::Status st = orknn::convert_onnx_bytes(onnx.data(), onnx.size(), orknn::ConvertOptions(), &g);
+    ASSERT_TRUE(st.ok()) << st.message();
+    ASSERT_EQ(g.outputs.size(), 1u);
+    EXPECT_EQ(g.tensor(g.outputs[0]).shape, (orknn::Shape{1, 4})) << "declaration " << k;
+  }
+}
+
+TEST(CustomOpConvert, SymbolicDeclarationThatContradictsTheInferenceIsRefused) {
   orknn::Status st = convert_status(one_custom_node_model([](orknn::test::OnnxBuilder& b, onnx::NodeProto*) {
     auto* vi = b.graph().add_value_info();
     vi->set_name("y");
     auto* tt = vi->mutable_type()->mutable_tensor_type();
     tt->set_elem_type(onnx::TensorProto::FLOAT);
     tt->mutable_shape()->add_dim()->set_dim_param("N");
+    tt->mutable_shape()->add_dim()->set_dim_value(5);  // the input is [1,4]
   }));
   ASSERT_FALSE(st.ok());
-  EXPECT_NE(st.message().find("dynamic"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("'thing'"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("[1,4]"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("fixed value"), std::string::npos) << st.message();
+}
+
+// ---------------------------------------------------------------- default-domain custom types
+
+TEST_F(CustomOpTest, DefaultDomainNodesConvertWithCustomOpTypesAndRun) {
+  orknn::Status st;
+  convert(onnx_model(""), orknn::ConvertOptions(), nullptr, &st);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("'sig_node'"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("--custom-op cstSigmoid"), std::string::npos) << st.message();
+
+  orknn::ConvertOptions opts;
+  opts.custom_op_types = {"cstSigmoid", "cstScale"};
+  init(convert(onnx_model(""), opts, nullptr));
+  ASSERT_EQ(register_all(), RKNN_SUCC);
+  ASSERT_EQ(set_input(ctx_, input_x()), RKNN_SUCC);
+  ASSERT_EQ(rknn_run(ctx_, nullptr), RKNN_SUCC);
+  expect_close(get_output(ctx_), reference(input_x()), kFp16Tol);
+  EXPECT_FLOAT_EQ(rec_.alpha_value, 0.75f);
+  EXPECT_EQ(count_events("compute:cstScale"), 1);
 }
 
 // ---------------------------------------------------------------- INT8
@@ -913,6 +968,77 @@ TEST_F(CustomOpTest, PythonModelThroughRknnConvertCli) {
   expect_close(get_output(ctx_), reference(input_x()), kFp16Tol);
   EXPECT_FLOAT_EQ(rec_.alpha_value, 0.75f);
   EXPECT_EQ(rec_.label_value, "hello");
+}
+
+// INT8 with the operator's callbacks for calibration (rknn_convert --custom-op-lib, a plugin built
+// as the vendor's SDK builds them): the nodes after cstSigmoid are calibrated and quantized.
+TEST_F(CustomOpTest, Int8ConversionWithCustomOpLibQuantizesTheNodesAfterIt) {
+  const std::filesystem::path convert_tool = std::filesystem::path(ORKNN_BINARY_DIR) / "rknn_convert";
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("orknn_custom_lib_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "m.onnx", std::ios::binary) << onnx_model();
+  std::ofstream list(dir / "list.txt");
+  for (int s = 0; s < 8; ++s) {
+    std::vector<float> x(kIC * kH * kW);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(2.0 * std::sin(0.37 * static_cast<double>(i) + s));
+    orknn::test::write_npy_f32(dir / ("s" + std::to_string(s) + ".npy"), {1, kIC, kH, kW}, x);
+    list << "s" << s << ".npy\n";
+  }
+  list.close();
+  const std::string base = ORKNN_TOOL_LAUNCHER + convert_tool.string() + " " + (dir / "m.onnx").string() +
+                           " -t rk3588 --quantize --dataset " + (dir / "list.txt").string() + " -o ";
+  const std::string rknn = (dir / "m.rknn").string(), log = (dir / "log.txt").string();
+  auto read = [](const std::filesystem::path& p) {
+    std::ifstream f(p);
+    return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  };
+  // A library without the entry point is refused naming it.
+  ASSERT_EQ(run_cmd(base + rknn + " --custom-op-lib " + std::string(ORKNN_BINARY_DIR) + "/librknnrt.so > " + log + " 2>&1"), 1);
+  EXPECT_NE(read(log).find("exports no get_rknn_custom_op"), std::string::npos) << read(log);
+
+  ASSERT_EQ(run_cmd(base + rknn + " --custom-op-lib " + ORKNN_TEST_CUSTOM_OP_PLUGIN + " > " + log + " 2>&1"), 0)
+      << read(log);
+  const std::string text = read(log);
+  // The precision table: "  <node>  <op>  <precision> <why>".
+  auto precision_of = [&](const std::string& node) {
+    const size_t at = text.find("\n  " + node + " ");
+    if (at == std::string::npos) return std::string("(missing)");
+    const std::string line = text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+    return std::string(line.find(" int8 ") != std::string::npos ? "int8" : "float");
+  };
+  EXPECT_EQ(precision_of("conv"), "int8") << text;
+  EXPECT_EQ(precision_of("sig_node"), "float") << text;  // the callbacks compute in float
+  EXPECT_EQ(precision_of("add"), "int8") << text;        // after cstSigmoid, calibrated through the plugin
+  EXPECT_EQ(precision_of("scale_node"), "float") << text;
+
+  ASSERT_EQ(rknn_init(&ctx_, const_cast<char*>(rknn.c_str()), 0, 0, nullptr), RKNN_SUCC);
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(register_all(), RKNN_SUCC);
+  ASSERT_EQ(set_input(ctx_, input_x()), RKNN_SUCC);
+  ASSERT_EQ(rknn_run(ctx_, nullptr), RKNN_SUCC);
+  const std::vector<float> int8_out = get_output(ctx_);
+  // int8 convolution and add: a few quantization steps, through sigmoid' <= 0.19 and x3.
+  expect_close(int8_out, reference(input_x()), 0.08);
+  ASSERT_EQ(rec_.sig_out.size(), 1u);
+  EXPECT_EQ(rec_.sig_out[0].attr.type, RKNN_TENSOR_FLOAT32);  // quantized after the custom op
+
+  rknn_context float_ctx = 0;
+  std::vector<uint8_t> float_bytes = float_model();
+  ASSERT_EQ(init_ctx(&float_ctx, float_bytes), RKNN_SUCC);
+  std::vector<rknn_custom_op> ops = client_ops();
+  ASSERT_EQ(rknn_register_custom_ops(float_ctx, ops.data(), static_cast<uint32_t>(ops.size())), RKNN_SUCC);
+  ASSERT_EQ(set_input(float_ctx, input_x()), RKNN_SUCC);
+  ASSERT_EQ(rknn_run(float_ctx, nullptr), RKNN_SUCC);
+  const std::vector<float> float_out = get_output(float_ctx);
+  rknn_destroy(float_ctx);
+  ASSERT_EQ(float_out.size(), int8_out.size());
+  double max_err = 0, max_abs = 0;
+  for (size_t i = 0; i < float_out.size(); ++i) {
+    max_err = std::max(max_err, static_cast<double>(std::fabs(int8_out[i] - float_out[i])));
+    max_abs = std::max(max_abs, static_cast<double>(std::fabs(float_out[i])));
+  }
+  EXPECT_LT(max_err, 0.03 * max_abs) << "int8 output far from the float model's";
 }
 
 }  // namespace

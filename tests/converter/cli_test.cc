@@ -57,6 +57,36 @@ TEST_F(Cli, ConfigFileAndCommandLinePrecedence) {
   EXPECT_EQ(g.inputs[1].std, (std::vector<float>{1}));
 }
 
+// The vendor's way to make a custom operator: a node renamed "cst..." in the default domain.
+TEST_F(Cli, DefaultDomainCustomOpNeedsCustomOpOption) {
+  B b(13);
+  b.input("x", {1, 4});
+  b.node("cstSigmoid", {"x"}, {"s"}, "sig_node");
+  b.node("Relu", {"s"}, {"y"}, "relu");
+  b.output("y");
+  std::ofstream(dir_ / "cst.onnx", std::ios::binary) << b.bytes();
+  const std::string m = (dir_ / "cst.onnx").string(), o = (dir_ / "cst.rknn").string();
+  std::string out;
+  ASSERT_EQ(run(m + " -o " + o + " -t rk3588", &out), 1) << out;
+  EXPECT_NE(out.find("'sig_node'"), std::string::npos) << out;
+  EXPECT_NE(out.find("--custom-op cstSigmoid"), std::string::npos) << out;  // the remedy
+
+  auto expect_custom = [&](const std::string& args) {
+    std::string log;
+    ASSERT_EQ(run(m + " -o " + o + " -t rk3588 -q " + args, &log), 0) << log;
+    Graph g = load(o);
+    ASSERT_EQ(g.nodes.size(), 2u);
+    EXPECT_EQ(g.nodes[0].op, OpId::Custom);
+    EXPECT_EQ(g.nodes[0].attrs.get_string("custom_type", ""), "cstSigmoid");
+    EXPECT_EQ(g.nodes[0].attrs.get_string("custom_domain", "?"), "");
+    EXPECT_EQ(g.tensor(g.nodes[0].outputs[0]).shape, (Shape{1, 4}));
+  };
+  expect_custom("--custom-op cstSigmoid");
+  expect_custom("--custom-op cstOther,cstSigmoid");
+  std::ofstream(dir_ / "cst.yml") << "custom_ops: [cstSigmoid]\n";
+  expect_custom("--config " + (dir_ / "cst.yml").string());
+}
+
 TEST_F(Cli, SubgraphCutInputsOutputs) {
   // y = images * scale; cut at y with "images" as the only input: "scale" is then missing
   std::string m = (dir_ / "m.onnx").string(), o = (dir_ / "s.rknn").string(), out;

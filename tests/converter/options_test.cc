@@ -157,6 +157,23 @@ models:
   EXPECT_EQ(o.precision, FloatPrecision::kFp16);
 }
 
+TEST_F(YamlConfig, CustomOpTypesAndLibraries) {
+  ConvertOptions o;
+  ASSERT_OK(load_config_yaml(write(R"(
+custom_ops: [cstSigmoid, cstScale]
+custom_op_libs: "plugins/librkcst_sigmoid.so, /abs/librkcst_scale.so"
+)"), &o));
+  EXPECT_EQ(o.custom_op_types, (std::vector<std::string>{"cstSigmoid", "cstScale"}));
+  // Relative to the config file, like dataset.
+  EXPECT_EQ(o.quant.custom_op_libs,
+            (std::vector<std::string>{(path_.parent_path() / "plugins/librkcst_sigmoid.so").string(),
+                                      "/abs/librkcst_scale.so"}));
+  ConvertOptions cli;
+  cli.custom_op_types = {"cstOther"};  // as if given with --custom-op: wins
+  ASSERT_OK(load_config_yaml(write("custom_ops: cstSigmoid\n"), &cli));
+  EXPECT_EQ(cli.custom_op_types, (std::vector<std::string>{"cstOther"}));
+}
+
 TEST_F(YamlConfig, FlatKeysNamedInputsAndCommandLineWins) {
   ConvertOptions o;
   o.mean_values["img"] = {1.f};  // as if given with --mean
