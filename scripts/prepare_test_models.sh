@@ -16,6 +16,7 @@
 #      metadata) as ppocr_keys_v1.txt.
 #   3. Export the torchvision models with random seeded weights and their PyTorch outputs
 #      (tests/models/export_torchvision.py), then cross-check ONNX Runtime against PyTorch on them.
+#   3b. Export the recurrent models (LSTM CRNN, GRU) with ONNX Runtime outputs (tests/models/export_recurrent.py).
 #   4. Render the PP-OCR text-image inputs (tests/models/render_ocr_inputs.py).
 #   5. QDQ (already-quantized INT8) versions of resnet18, resnet50 and mobilenet_v2 (tests/models/make_qdq.py).
 #   6. Calibration data sets and held-out inputs of the INT8 tests (tests/models/make_calibration_sets.py).
@@ -88,6 +89,21 @@ if [ -n "$stale" ]; then
   "$PY" "$MODELS_SRC/ort_reference.py" "$WORK_DIR" --check
 else
   step "torchvision models: up to date"
+fi
+
+# ---- 3b. recurrent models ------------------------------------------------------------------------
+# Small PyTorch LSTM (CRNN-like) and GRU models with ONNX Runtime outputs and calibration inputs.
+RECURRENT_EXPORTER="$MODELS_SRC/export_recurrent.py"
+recurrent_args=()
+for f in crnn_lstm.onnx crnn_lstm.out.f32 gru.onnx gru.out.f32 calib/crnn_lstm.txt calib/gru.txt; do
+  [ -f "$WORK_DIR/$f" ] && [ ! "$RECURRENT_EXPORTER" -nt "$WORK_DIR/$f" ] || recurrent_args=(--force)
+done
+if [ ${#recurrent_args[@]} -gt 0 ]; then
+  "$PY" -c "import torch, onnxruntime" 2>/dev/null || die "$PY cannot import torch/onnxruntime (run scripts/setup.sh)"
+  step "recurrent models (LSTM, GRU)"
+  PYTHONWARNINGS=ignore "$PY" "$RECURRENT_EXPORTER" "$WORK_DIR" "${recurrent_args[@]}"
+else
+  step "recurrent models: up to date"
 fi
 
 # ---- 4. PP-OCR inputs -----------------------------------------------------------------------------
