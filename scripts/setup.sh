@@ -99,6 +99,8 @@ ARM64_PACKAGES=(
   libgtest-dev libgmock-dev
   libbenchmark-dev libbenchmark1debian
   libxnnpack-dev libxnnpack0 libpthreadpool-dev libpthreadpool0 libcpuinfo0   # the XNNPACK backend
+  python3.11-minimal libpython3.11-minimal libpython3.11-stdlib libexpat1 libffi8 libbz2-1.0 liblzma5
+  libcrypt1 libssl3 python3-numpy libblas3 liblapack3 libgfortran5             # the Python package's test
 )
 CROSS="$ROOT/.cross"
 if ! dpkg --print-foreign-architectures | grep -qx arm64; then
