@@ -10,21 +10,9 @@ ROOT="$(cd "$(dirname "$0")/../.." && pwd)"
 VENV="${VENDOR_VENV:-$ROOT/.venv-vendor}"
 REQ="$ROOT/requirements/vendor.txt"
 
-# The Debian packages the toolkit (and compare_python.py's images) use from the system site packages.
-PACKAGES=(python3-venv python3-numpy python3-torch python3-onnx python3-protobuf python3-psutil python3-yaml
-  python3-pil)
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "^install ok installed$" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "setup_vendor.sh: missing packages: ${missing[*]}; run as root (sudo $0)" >&2
-    exit 1
-  fi
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+# The Debian packages the toolkit uses from the system site packages (numpy, torch, onnx,
+# protobuf, PyYAML, psutil, PIL for compare_python.py's images) are the project's own.
+"$ROOT/scripts/setup.sh" >/dev/null
 
 if [ ! -x "$VENV/bin/python" ]; then
   /usr/bin/python3 -m venv --system-site-packages "$VENV"
