@@ -17,6 +17,8 @@
 //       quantized_method: channel                   # channel | layer
 //       dataset: ./dataset.txt                      # relative to this file
 //       float_layers: [conv_12, head/Mul]           # hybrid quantization: nodes kept in float
+//       auto_hybrid: true                           # choose the float layers (--auto-hybrid)
+//       auto_hybrid_cos_thresh: 0.98                # ... until the outputs reach this cosine
 //       custom_ops: [cstSigmoid]                    # op types imported as custom operators in any domain
 //       custom_op_libs: [./librkcst_sigmoid.so]     # their callbacks, for INT8 calibration; relative to this file
 //       dynamic_input: [[[1,3,224,224]], [[1,3,320,320]]]  # shape sets, one shape per input each
@@ -180,7 +182,7 @@ Status apply_config(const YAML::Node& root, const std::string& path, const std::
         "compress_weight", "single_core_mode", "model_pruning", "remove_weight", "remove_reshape",
         "sparse_infer", "op_target", "inputs_yuv_fmt", "configs", "subgraphs", "models",
         "RK_device_id", "pre_compile", "proposal", "proposal_dataset_size", "do_sparse_network",
-        "enable_flash_attention", "auto_hybrid", "verbose", "input_shapes_yml"};
+        "enable_flash_attention", "verbose", "input_shapes_yml"};
 
     std::vector<std::string> input_names;  // subgraphs.inputs: names for per-input lists
     for (const auto& s : scopes)
@@ -190,6 +192,8 @@ Status apply_config(const YAML::Node& root, const std::string& path, const std::
     // Quantization: "quantize: true" or a quantized_dtype enables it unless "quantize: false" is
     // given; --quantize on the command line (already in opts) always wins.
     bool quantize_key = false, quantize_value = false;
+    bool auto_hybrid = false;         // auto_hybrid: true (the vendor's build(auto_hybrid=True))
+    double auto_hybrid_cos = 0.98;    // auto_hybrid_cos_thresh, the vendor's default
     std::string quant_dtype;
     for (const auto& s : scopes) {
       for (const auto& kv : s) {
@@ -242,6 +246,15 @@ Status apply_config(const YAML::Node& root, const std::string& path, const std::
           if (a != "normal" && a != "kl" && a != "mmse")
             return bad(path, key, "must be normal, kl_divergence or mmse, not '" + a + "'");
           opts->quant.algorithm = a;
+        } else if (key == "auto_hybrid") {
+          auto_hybrid = truthy(v);
+        } else if (key == "auto_hybrid_euc_thresh") {
+          if (!v.IsNull())
+            ORKNN_LOGW("%s: 'auto_hybrid_euc_thresh' ignored: auto hybrid judges the outputs by cosine only "
+                       "(auto_hybrid_cos_thresh)", path.c_str());
+        } else if (key == "auto_hybrid_cos_thresh") {
+          if (!v.IsNull()) auto_hybrid_cos = v.as<double>();
+          if (!(auto_hybrid_cos > 0.0 && auto_hybrid_cos <= 1.0)) return bad(path, key, "must be in (0, 1]");
         } else if (key == "quantized_method") {
           const std::string m = scalar(v);
           if (m != "channel" && m != "layer") return bad(path, key, "must be channel or layer, not '" + m + "'");
@@ -283,6 +296,7 @@ Status apply_config(const YAML::Node& root, const std::string& path, const std::
                  "is '" + quant_dtype + "': only w8a8 (asymmetric_quantized-8; INT8: asymmetric activations, "
                  "symmetric per-channel weights) is supported");
     if (wanted) opts->quant.enabled = true;
+    if (auto_hybrid && opts->quant.auto_hybrid_cos == 0.0) opts->quant.auto_hybrid_cos = auto_hybrid_cos;
   } catch (const YAML::Exception& e) {
     return ORKNN_ERR(kInvalidParam, "%s: bad value: %s", path.c_str(), e.what());
   }

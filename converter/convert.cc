@@ -13,6 +13,7 @@
 #include "common/log.h"
 #include "converter/onnx/importer.h"
 #include "converter/onnx/subgraph.h"
+#include "converter/quant/accuracy.h"
 #include "converter/quant/calibrate.h"
 #include "converter/quant/custom_op_lib.h"
 #include "converter/quant/dataset.h"
@@ -270,6 +271,94 @@ std::string shape_list_str(const std::vector<Shape>& shapes) {
   return r;
 }
 
+// --auto-hybrid (docs/convert.md "Auto hybrid"): the INT8 conversion, then, while some model output
+// is below the target cosine against the fp32 conversion on the evaluation samples, the INT8 layer
+// whose quantization alone costs the most (the accuracy analysis' first suggestion on sample 0)
+// joins the float layers and the model is quantized again with the first calibration's ranges.
+constexpr size_t kAutoHybridSamples = 4;  // the data set's first samples judge the outputs
+constexpr int kAutoHybridMaxSteps = 32;
+
+Status convert_auto_hybrid(const onnx::ModelProto& model, const std::string& model_dir, const ConvertOptions& opts,
+                           Graph* out, ConvertReport* report) {
+  const double target = opts.quant.auto_hybrid_cos;
+  if (!opts.quant.enabled || onnx_has_qdq(model))
+    return ORKNN_ERR(kInvalidParam, "--auto-hybrid applies to models calibrated on a data set (--quantize --dataset "
+                     "LIST.txt); this conversion calibrates nothing");
+  if (!(target > 0.0 && target <= 1.0))
+    return ORKNN_ERR(kInvalidParam, "--auto-hybrid: the target cosine must be in (0, 1], got %g", target);
+  ConvertOptions qo = opts;
+  NamedRanges ranges;
+  Graph q;
+  ORKNN_RETURN_IF_ERROR(convert_static(model, model_dir, qo, &q, report, nullptr, &ranges));
+  const int calibration_samples = report ? report->calibration_samples : 0;  // the later runs reuse the ranges
+  ConvertOptions fo = opts;
+  fo.quant = QuantOptions();
+  fo.precision = FloatPrecision::kFp32;
+  Graph f;
+  ORKNN_RETURN_IF_ERROR(convert_static(model, model_dir, fo, &f, nullptr));
+  std::vector<CalibrationSample> samples;
+  ORKNN_RETURN_IF_ERROR(load_calibration_set(opts.quant.dataset, f, &samples));
+  if (samples.size() > kAutoHybridSamples) samples.resize(kAutoHybridSamples);
+  // compare_float_and_quantized takes the inputs in the quantized graph's order.
+  std::vector<size_t> order;
+  for (const auto& in : q.inputs) {
+    size_t j = 0;
+    while (j < f.inputs.size() && f.tensor(f.inputs[j].tensor).name != q.tensor(in.tensor).name) ++j;
+    if (j == f.inputs.size()) return ORKNN_ERR(kFail, "--auto-hybrid: the float and INT8 graphs' inputs differ");
+    order.push_back(j);
+  }
+  std::set<std::string> outputs;
+  for (int id : q.outputs) outputs.insert(q.tensor(id).name);
+
+  std::vector<std::string> chosen;
+  std::set<std::string> floats(opts.quant.float_layers.begin(), opts.quant.float_layers.end());
+  double worst = 1.0;
+  for (int step = 0;; ++step) {
+    worst = 1.0;
+    AccuracyReport first;
+    for (size_t s = 0; s < samples.size(); ++s) {
+      std::vector<std::vector<float>> inputs;
+      for (size_t j : order) inputs.push_back(samples[s].inputs[j]);
+      AccuracyReport rep;
+      ORKNN_RETURN_IF_ERROR(compare_float_and_quantized(f, q, inputs, &rep));
+      for (const AccuracyRow& row : rep.rows)
+        if (outputs.count(row.tensor)) worst = std::isnan(row.entire.cosine) ? -1.0 : std::min(worst, row.entire.cosine);
+      if (s == 0) first = std::move(rep);
+    }
+    ORKNN_LOGI("--auto-hybrid: %zu layer(s) kept float, lowest output cosine %.6f (target %.6f)", chosen.size(),
+               worst, target);
+    if (worst >= target) break;
+    std::vector<std::string> pick;  // the nodes of the first suggestion not float yet
+    for (const AccuracySuggestion& sug : first.suggestions(q.nodes.size())) {
+      for (const std::string& n : sug.nodes)
+        if (!floats.count(n)) pick.push_back(n);
+      if (!pick.empty()) break;
+    }
+    if (pick.empty() || step >= kAutoHybridMaxSteps) {
+      ORKNN_LOGW("--auto-hybrid: the outputs reach cosine %.6f, below the target %.6f, with %zu layer(s) kept float; "
+                 "no further layer improves them on its own", worst, target, chosen.size());
+      break;
+    }
+    for (const std::string& n : pick)
+      if (floats.insert(n).second) chosen.push_back(n);
+    qo.quant.float_layers.assign(floats.begin(), floats.end());
+    q = Graph();
+    ORKNN_RETURN_IF_ERROR(convert_static(model, model_dir, qo, &q, report, &ranges, nullptr));
+  }
+  std::string names;
+  for (const auto& n : chosen) names += (names.empty() ? "" : ", ") + n;
+  q.conversion_settings = strfmt("auto-hybrid: lowest output cosine %.6f against fp32 (target %.6f) on %zu data set "
+                                 "sample(s); layers kept float: %s", worst, target, samples.size(),
+                                 names.empty() ? "none" : names.c_str());
+  if (report) {
+    report->calibration_samples = calibration_samples;
+    report->auto_hybrid_layers = chosen;
+    report->auto_hybrid_cosine = worst;
+  }
+  *out = std::move(q);
+  return Status::Ok();
+}
+
 // Dynamic shapes: one conversion per shape set, then the sets' differences (docs/convert.md).
 Status convert_model(const onnx::ModelProto& model, const std::string& model_dir, const ConvertOptions& opts,
                      Graph* out, ConvertReport* report, DynamicShapes* dyn) {
@@ -282,6 +371,12 @@ Status convert_model(const onnx::ModelProto& model, const std::string& model_dir
     return convert_model(cut, model_dir, o, out, report, dyn);
   }
   if (dyn) dyn->sets.clear();
+  if (opts.quant.auto_hybrid_cos > 0.0) {
+    if (!opts.dynamic_shapes.empty())
+      return ORKNN_ERR(kUnimplemented, "--auto-hybrid with dynamic shapes is not supported; choose the float layers "
+                       "on a static conversion and give them with --float-layers");
+    return convert_auto_hybrid(model, model_dir, opts, out, report);
+  }
   if (opts.dynamic_shapes.empty()) return convert_static(model, model_dir, opts, out, report);
   if (!dyn)
     return ORKNN_ERR(kInvalidParam, "dynamic shapes were given, but the caller takes no DynamicShapes output (a bug "

@@ -25,6 +25,11 @@ struct QuantOptions {
   // (docs/custom_ops.md). The plugin's calls to rknn_custom_op_get_op_attr must reach this
   // converter: rknn_convert exports that function for them.
   std::vector<std::string> custom_op_libs;
+  // --auto-hybrid [COS], YAML auto_hybrid / auto_hybrid_cos_thresh, Python build(auto_hybrid=True):
+  // > 0 keeps layers float, one at a time, each the INT8 layer whose quantization alone costs the
+  // most (the accuracy analysis' "single" error), until every model output reaches this cosine
+  // against the fp32 model on the first data set samples (docs/convert.md "Auto hybrid").
+  double auto_hybrid_cos = 0.0;
 };
 
 struct ConvertOptions {
@@ -87,6 +92,10 @@ struct ConvertReport {
   };
   std::vector<LayerPrecision> layer_precision;
   int calibration_samples = 0;
+  // --auto-hybrid: the layers it kept float (in the order chosen) and the lowest output cosine
+  // against fp32 it reached on its evaluation samples.
+  std::vector<std::string> auto_hybrid_layers;
+  double auto_hybrid_cosine = 0.0;
 };
 
 Status convert_onnx(const std::string& onnx_path, const ConvertOptions& opts, Graph* out, ConvertReport* report);

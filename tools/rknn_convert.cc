@@ -106,6 +106,7 @@ void print_precision_table(const orknn::Graph& g, const orknn::ConvertReport& re
   if (rep.calibration_samples > 0) std::printf(", calibrated on %d samples", rep.calibration_samples);
   else std::printf(", parameters from the model (QuantizeLinear/DequantizeLinear)");
   std::printf("\n");
+  if (!g.conversion_settings.empty()) std::printf("%s\n", g.conversion_settings.c_str());
 }
 
 // Dynamic-shape models: the input shapes of every set.
@@ -149,6 +150,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> custom_op_args, custom_op_libs;
   std::string dataset, algorithm, method;
   bool no_passes = false, quiet = false, quantize = false;
+  std::string auto_hybrid_arg;
 
   std::string platforms;
   for (const auto& p : orknn::platform_names()) platforms += (platforms.empty() ? "" : ", ") + p;
@@ -204,6 +206,11 @@ int main(int argc, char** argv) {
                  "PATH: plugin library exporting get_rknn_custom_op (an rknn_custom_op, the runtime's callbacks), run "
                  "by INT8 calibration so that the nodes after that custom operator are quantized; repeatable")
       ->allow_extra_args(false);
+  CLI::Option* auto_hybrid_opt =
+      app.add_option("--auto-hybrid", auto_hybrid_arg,
+                     "[=COS]: keep the fewest INT8 layers float (the costliest first, by the accuracy analysis) "
+                     "until every output reaches cosine COS (default 0.98) against fp32 on the first data set samples")
+          ->expected(0, 1);
   app.add_flag("--no-passes", no_passes, "skip the fusion/cleanup passes (constant folding still runs)");
   app.add_flag("-q,--quiet", quiet, "print nothing on success");
   CLI11_PARSE(app, argc, argv);
@@ -259,6 +266,17 @@ int main(int argc, char** argv) {
   opts.quant.enabled = quantize;
   opts.quant.dataset = dataset;
   opts.quant.float_layers = split_names(float_layer_args);
+  if (auto_hybrid_opt->count() > 0) {
+    opts.quant.auto_hybrid_cos = 0.98;  // the vendor's auto_hybrid_cos_thresh default
+    if (!auto_hybrid_arg.empty()) {
+      std::vector<float> v;
+      Status st = orknn::parse_floats(auto_hybrid_arg, &v);
+      if (!st.ok() || v.size() != 1 || !(v[0] > 0.f && v[0] <= 1.f))
+        return fail(ORKNN_ERR(kInvalidParam, "--auto-hybrid=%s: give a cosine in (0, 1], e.g. --auto-hybrid=0.99",
+                              auto_hybrid_arg.c_str()));
+      opts.quant.auto_hybrid_cos = v[0];
+    }
+  }
   opts.custom_op_types = split_names(custom_op_args);
   opts.quant.custom_op_libs = custom_op_libs;
   bool have_platform = !platform.empty();

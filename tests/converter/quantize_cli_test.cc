@@ -1,6 +1,7 @@
 // rknn_convert's quantization options (when built next to this test): --quantize, --dataset,
 // --algorithm, --method, --float-layers, the YAML keys, the per-layer precision table, and the
 // errors. The written model is loaded back to check what was stored.
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -8,6 +9,7 @@
 
 #include "converter/cli_test_util.h"
 #include "converter/converter_test_util.h"
+#include "converter/quant/dataset.h"
 #include "kernels/kernel.h"
 
 namespace orknn::test {
@@ -95,6 +97,49 @@ TEST_F(QuantCli, MethodLayerAndFloatLayers) {
   EXPECT_EQ(h.tensor(h.inputs[0].tensor).dtype, DType::kF32);
 }
 
+// --auto-hybrid: a target already met keeps everything int8; a target int8 cannot meet keeps layers
+// float, the chosen ones recorded in the model, until the outputs reach it (the model's outputs,
+// run here on the data set's samples, against the fp32 conversion).
+TEST_F(QuantCli, AutoHybridKeepsLayersFloatUntilTheTargetCosine) {
+  if (!has_quantized_ref_kernel(OpId::Conv)) GTEST_SKIP() << "no int8 Conv kernel in this build";
+  // The model cut after the Conv (+Relu): its int8 output is about 0.99999 close to fp32.
+  const std::string base = "-o " + out_model() + " --quantize --dataset " + list() + " --outputs r ";
+  std::string out;
+  ASSERT_EQ(run(base + "--auto-hybrid=0.5", &out), 0) << out;
+  EXPECT_NE(out.find("layers kept float: none"), std::string::npos) << out;
+  ASSERT_EQ(run(base + "--auto-hybrid=0.999999", &out), 0) << out;
+  bool ok = false;
+  Graph h = load(out_model(), &ok);
+  ASSERT_TRUE(ok);
+  EXPECT_NE(h.conversion_settings.find("layers kept float: conv"), std::string::npos) << h.conversion_settings;
+  const Node* conv = nullptr;
+  for (const Node& n : h.nodes)
+    if (n.op == OpId::Conv) conv = &n;
+  ASSERT_NE(conv, nullptr);
+  EXPECT_EQ(h.tensor(conv->inputs[1]).dtype, DType::kF32);
+  // The outputs meet the target on the samples, judged here against the fp32 conversion.
+  ASSERT_EQ(run("-o " + (dir_ / "f.rknn").string() + " --outputs r --float-precision fp32 -q", &out), 0) << out;
+  Graph f = load((dir_ / "f.rknn").string(), &ok);
+  ASSERT_TRUE(ok);
+  for (int i = 0; i < 3; ++i) {
+    std::vector<float> x;
+    ASSERT_OK(load_calibration_file((dir_ / "data" / ("s" + std::to_string(i) + ".npy")).string(), f, 0, &x));
+    const std::vector<float> want = run_f32(f, {x}), got = run_f32(h, {x});
+    ASSERT_EQ(got.size(), want.size());
+    double dot = 0, ww = 0, gg = 0;
+    for (size_t k = 0; k < want.size(); ++k) {
+      dot += double(want[k]) * got[k];
+      ww += double(want[k]) * want[k];
+      gg += double(got[k]) * got[k];
+    }
+    EXPECT_GE(dot / std::sqrt(ww * gg), 0.999999) << "sample " << i;
+  }
+  EXPECT_EQ(run(base + "--auto-hybrid=2", &out), 1);
+  EXPECT_NE(out.find("give a cosine in (0, 1]"), std::string::npos) << out;
+  EXPECT_EQ(run("-o " + out_model() + " --auto-hybrid", &out), 1);
+  EXPECT_NE(out.find("--auto-hybrid applies to models calibrated on a data set"), std::string::npos) << out;
+}
+
 TEST_F(QuantCli, Errors) {
   std::string out;
   EXPECT_EQ(run("-o " + out_model() + " --quantize", &out), 1);
@@ -143,6 +188,18 @@ TEST_F(QuantCli, YamlVendorKeys) {
   Status st = load_config_yaml((dir_ / "f.yml").string(), &f);
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("only w8a8 (asymmetric_quantized-8"), std::string::npos) << st.message();
+  std::ofstream(dir_ / "a.yml") << "auto_hybrid: true\n";  // the vendor's build(auto_hybrid=True) default 0.98
+  ConvertOptions a;
+  ASSERT_OK(load_config_yaml((dir_ / "a.yml").string(), &a));
+  EXPECT_DOUBLE_EQ(a.quant.auto_hybrid_cos, 0.98);
+  std::ofstream(dir_ / "a2.yml") << "auto_hybrid_cos_thresh: 0.995\nauto_hybrid: yes\n";
+  ASSERT_OK(load_config_yaml((dir_ / "a2.yml").string(), &a));
+  EXPECT_DOUBLE_EQ(a.quant.auto_hybrid_cos, 0.98);  // set before by the first file: it wins like the command line
+  ConvertOptions a2;
+  ASSERT_OK(load_config_yaml((dir_ / "a2.yml").string(), &a2));
+  EXPECT_DOUBLE_EQ(a2.quant.auto_hybrid_cos, 0.995);
+  std::ofstream(dir_ / "a3.yml") << "auto_hybrid_cos_thresh: 1.5\n";
+  EXPECT_FALSE(load_config_yaml((dir_ / "a3.yml").string(), &a2).ok());
   std::ofstream(dir_ / "g.yml") << "quantized_dtype: w8a8\n";  // rknn-toolkit2's name
   ConvertOptions w;
   ASSERT_OK(load_config_yaml((dir_ / "g.yml").string(), &w));

@@ -787,3 +787,29 @@ def test_dynamic_shape_model_switches_sets_by_input_shape(tmp_path, capfd):
     assert r.init_runtime() == 0 and "Conv" in r.eval_perf(is_print=False)
     lite.release()
     r.release()
+
+
+def test_build_auto_hybrid_keeps_layers_float_to_reach_the_cosine(tmp_path, capfd):
+    """build(auto_hybrid=True) with config(auto_hybrid_cos_thresh=...): with a target INT8 cannot
+    reach, the Conv stays float (the model's input is then float), and the output meets it."""
+    onnx_path = make_conv_model(tmp_path / "c.onnx", cin=3, cout=8, hw=8, seed=71)
+    dataset = _write_dataset(tmp_path, (1, 3, 8, 8))
+    x = np.load(tmp_path / "sample_0.npy")
+    want = ort_run(onnx_path, {"x": x})[0]
+    types = {}
+    for thresh in (0.5, 0.999999):
+        r = RKNN()
+        r.config(target_platform="rk3588", auto_hybrid_cos_thresh=thresh)
+        assert r.load_onnx(onnx_path) == 0
+        assert r.build(do_quantization=True, dataset=dataset, auto_hybrid=True) == 0
+        assert r.export_rknn(str(tmp_path / "h.rknn")) == 0
+        with open(tmp_path / "h.rknn", "rb") as f:
+            ctx = Context(f.read())
+        types[thresh] = ctx.inputs[0].type
+        ctx.destroy()
+        assert r.init_runtime() == 0
+        got = r.inference([x], data_format="nchw")[0]
+        assert cosine(got, want) >= min(thresh, 0.9999), (thresh, cosine(got, want))
+        r.release()
+    assert types[0.5] == C.RKNN_TENSOR_INT8  # met by INT8 alone
+    assert types[0.999999] != C.RKNN_TENSOR_INT8  # the Conv kept float

@@ -20,14 +20,13 @@ __all__ = ["RKNN"]
 _APPLIED = {
     "mean_values": None, "std_values": None, "quantized_dtype": "w8a8", "quantized_algorithm": "normal",
     "quantized_method": "channel", "float_dtype": "float16", "target_platform": None, "custom_string": None,
-    "dynamic_input": None,
+    "dynamic_input": None, "auto_hybrid_cos_thresh": 0.98, "auto_hybrid_euc_thresh": None,
 }
 # Keywords accepted for compatibility; a value other than the default changes nothing on a CPU.
 _NO_EFFECT = {
     "quant_img_RGB2BGR": False, "optimization_level": 3, "remove_weight": False, "compress_weight": False,
     "single_core_mode": False, "model_pruning": False, "quantize_weight": False, "remove_reshape": False,
-    "sparse_infer": False, "enable_flash_attention": False, "op_target": None, "auto_hybrid_cos_thresh": 0.98,
-    "auto_hybrid_euc_thresh": None, "inputs_yuv_fmt": None, "disable_rules": None, "quantized_hybrid_level": 0,
+    "sparse_infer": False, "enable_flash_attention": False, "op_target": None, "inputs_yuv_fmt": None, "disable_rules": None, "quantized_hybrid_level": 0,
     "float_dtype_mode": None, "npu_do_output_nhwc": None,
 }
 DEFAULT_PLATFORM = "rk3566"
@@ -135,13 +134,9 @@ class RKNN(CoreMasks):
             self._log.error("build", f"rknn_batch_size={rknn_batch_size!r} is not supported by OpenRKNN yet: export "
                             "the ONNX model with the batch size you need")
             return -1
-        if auto_hybrid:
-            self._log.error("build", "auto_hybrid is not supported by OpenRKNN yet: list the layers to keep in float "
-                            "with rknn_convert --float-layers (rknn_inspect accuracy suggests them)")
-            return -1
-        return self._convert("build", do_quantization, dataset)
+        return self._convert("build", do_quantization, dataset, auto_hybrid=auto_hybrid)
 
-    def _conversion_config(self, where, do_quantization, dataset, float_layers=()):
+    def _conversion_config(self, where, do_quantization, dataset, float_layers=(), auto_hybrid=False):
         """The converter's config (vendor YAML keys) for the loaded ONNX model; None after a log line."""
         path, inputs, outputs, sizes = self._onnx
         cfg = {k: v for k, v in self._config.items() if k in _APPLIED and v is not None}
@@ -162,6 +157,8 @@ class RKNN(CoreMasks):
             cfg["input_size_list"] = sizes
         if float_layers:
             cfg["float_layers"] = list(float_layers)
+        if auto_hybrid:  # with the config's auto_hybrid_cos_thresh (docs/convert.md "Auto hybrid")
+            cfg["auto_hybrid"] = True
         if dataset is not None:
             if not os.path.isfile(dataset):
                 self._log.error(where, f"dataset '{dataset}' is not a file (a text file listing one sample per line)")
@@ -169,8 +166,8 @@ class RKNN(CoreMasks):
             cfg["dataset"] = os.path.abspath(dataset)
         return cfg
 
-    def _convert(self, where, do_quantization, dataset, float_layers=()):
-        cfg = self._conversion_config(where, do_quantization, dataset, float_layers)
+    def _convert(self, where, do_quantization, dataset, float_layers=(), auto_hybrid=False):
+        cfg = self._conversion_config(where, do_quantization, dataset, float_layers, auto_hybrid)
         if cfg is None:
             return -1
         path = self._onnx[0]
