@@ -17,6 +17,7 @@
 //       quantized_method: channel                   # channel | layer
 //       dataset: ./dataset.txt                      # relative to this file
 //       float_layers: [conv_12, head/Mul]           # hybrid quantization: nodes kept in float
+//       rknn_batch_size: 4                          # every input's batch (--batch-size)
 //       auto_hybrid: true                           # choose the float layers (--auto-hybrid)
 //       auto_hybrid_cos_thresh: 0.98                # ... until the outputs reach this cosine
 //       custom_ops: [cstSigmoid]                    # op types imported as custom operators in any domain
@@ -246,6 +247,11 @@ Status apply_config(const YAML::Node& root, const std::string& path, const std::
           if (a != "normal" && a != "kl" && a != "mmse")
             return bad(path, key, "must be normal, kl_divergence or mmse, not '" + a + "'");
           opts->quant.algorithm = a;
+        } else if (key == "rknn_batch_size") {
+          if (opts->batch_size == 0 && !v.IsNull()) {
+            opts->batch_size = v.as<int64_t>();
+            if (opts->batch_size < 1) return bad(path, key, "must be a positive integer");
+          }
         } else if (key == "auto_hybrid") {
           auto_hybrid = truthy(v);
         } else if (key == "auto_hybrid_euc_thresh") {

@@ -12,7 +12,7 @@
 
 #include "common/log.h"
 #include "converter/onnx/importer.h"
-#include "converter/onnx/subgraph.h"
+#include "converter/onnx/model_edits.h"
 #include "converter/quant/accuracy.h"
 #include "converter/quant/calibrate.h"
 #include "converter/quant/custom_op_lib.h"
@@ -362,13 +362,33 @@ Status convert_auto_hybrid(const onnx::ModelProto& model, const std::string& mod
 // Dynamic shapes: one conversion per shape set, then the sets' differences (docs/convert.md).
 Status convert_model(const onnx::ModelProto& model, const std::string& model_dir, const ConvertOptions& opts,
                      Graph* out, ConvertReport* report, DynamicShapes* dyn) {
-  if (!opts.subgraph_inputs.empty() || !opts.subgraph_outputs.empty()) {
+  if (!opts.subgraph_inputs.empty() || !opts.subgraph_outputs.empty() || opts.batch_size > 0) {
     onnx::ModelProto cut = model;
     ORKNN_RETURN_IF_ERROR(onnx_import::cut_subgraph(&cut, opts.subgraph_inputs, opts.subgraph_outputs));
     ConvertOptions o = opts;
     o.subgraph_inputs.clear();
     o.subgraph_outputs.clear();
-    return convert_model(cut, model_dir, o, out, report, dyn);
+    o.batch_size = 0;
+    if (opts.batch_size == 0) return convert_model(cut, model_dir, o, out, report, dyn);
+    onnx::ModelProto batched = cut;
+    ORKNN_RETURN_IF_ERROR(onnx_import::set_batch_size(&batched, opts.batch_size));
+    ConvertOptions ob = o;
+    for (auto& [name, shape] : ob.input_shapes)
+      if (!shape.empty() && shape[0] == 1) shape[0] = opts.batch_size;  // per-sample shapes, as the vendor's
+    if (opts.batch_size == 1 || !opts.quant.enabled || onnx_has_qdq(cut))
+      return convert_model(batched, model_dir, ob, out, report, dyn);
+    // INT8 at batch N: the data set's samples are single, so the model is calibrated at its own batch
+    // and the batch-N model quantized with those ranges.
+    if (!opts.dynamic_shapes.empty() || opts.quant.auto_hybrid_cos > 0.0)
+      return ORKNN_ERR(kUnimplemented, "a batch size with dynamic shapes or --auto-hybrid is not supported in INT8");
+    if (dyn) dyn->sets.clear();
+    NamedRanges ranges;
+    Graph single;
+    ConvertReport calibration;
+    ORKNN_RETURN_IF_ERROR(convert_static(cut, model_dir, o, &single, &calibration, nullptr, &ranges));
+    ORKNN_RETURN_IF_ERROR(convert_static(batched, model_dir, ob, out, report, &ranges, nullptr));
+    if (report) report->calibration_samples = calibration.calibration_samples;
+    return Status::Ok();
   }
   if (dyn) dyn->sets.clear();
   if (opts.quant.auto_hybrid_cos > 0.0) {

@@ -60,6 +60,9 @@ struct ConvertOptions {
   // not need are dropped before import. Empty: the model's own.
   std::vector<std::string> subgraph_inputs;
   std::vector<std::string> subgraph_outputs;
+  // --batch-size, YAML rknn_batch_size, Python build(rknn_batch_size=N): every input's dim 0
+  // becomes N (also in input shapes given with batch 1); 0: the model's own.
+  int64_t batch_size = 0;
 };
 
 // Reads an ONNX file (external data next to it is loaded) into a verified, shape-complete graph.

@@ -151,6 +151,7 @@ int main(int argc, char** argv) {
   std::string dataset, algorithm, method;
   bool no_passes = false, quiet = false, quantize = false;
   std::string auto_hybrid_arg;
+  int64_t batch_size = 0;
 
   std::string platforms;
   for (const auto& p : orknn::platform_names()) platforms += (platforms.empty() ? "" : ", ") + p;
@@ -173,6 +174,10 @@ int main(int argc, char** argv) {
                  "NAME,...: tensors that become the model's outputs (a subgraph cut; nodes they do not need are "
                  "dropped)")
       ->allow_extra_args(false);
+  app.add_option("--batch-size", batch_size,
+                 "N: every input's batch dim becomes N (1 or dynamic in the model; --input-shape sizes with batch 1 "
+                 "too), the vendor's rknn_batch_size")
+      ->check(CLI::PositiveNumber);
   app.add_option("--mean", mean_args,
                  "[NAME=]v1,v2,v3: mean per channel, subtracted by the runtime from UINT8 inputs (without NAME: "
                  "every input; repeat per input)")
@@ -261,6 +266,7 @@ int main(int argc, char** argv) {
   opts.custom_string = custom_string;
   opts.subgraph_inputs = split_names(input_args);
   opts.subgraph_outputs = split_names(output_args);
+  opts.batch_size = batch_size;
   // Quantization: --quantize, --dataset and --float-layers go in before the config (which fills
   // what they left unset); --algorithm and --method replace the config's values after it.
   opts.quant.enabled = quantize;

@@ -675,13 +675,15 @@ def test_load_pytorch_torchscript(tmp_path):
     assert_fp32_close(out[0], want)
 
 
-@pytest.mark.parametrize("kwargs", [dict(rknn_batch_size=4), dict(auto_hybrid=True)])
-def test_build_options_not_supported(conv_onnx, capfd, kwargs):
+@pytest.mark.parametrize("kwargs, message", [(dict(rknn_batch_size="4"), "rknn_batch_size must be a positive integer"),
+                                             (dict(auto_hybrid=True), "applies to models calibrated on a data set")])
+def test_build_options_refused(conv_onnx, capfd, kwargs, message):
     r = RKNN()
     r.config(target_platform="rk3588")
     assert r.load_onnx(conv_onnx) == 0
     assert r.build(do_quantization=False, **kwargs) == -1
-    assert error_lines(capfd.readouterr().err)
+    err = error_lines(capfd.readouterr().err)
+    assert len(err) == 1 and message in err[0], err
 
 
 def test_release_twice(conv_rknn):
@@ -813,3 +815,27 @@ def test_build_auto_hybrid_keeps_layers_float_to_reach_the_cosine(tmp_path, capf
         r.release()
     assert types[0.5] == C.RKNN_TENSOR_INT8  # met by INT8 alone
     assert types[0.999999] != C.RKNN_TENSOR_INT8  # the Conv kept float
+
+
+@pytest.mark.parametrize("quant", [False, True])
+def test_build_rknn_batch_size(tmp_path, quant):
+    """build(rknn_batch_size=3): the model takes three images at once, each computed as alone (INT8:
+    calibrated on the single samples of the data set)."""
+    onnx_path = make_conv_model(tmp_path / "c.onnx", cin=3, cout=8, hw=8, seed=81)
+    dataset = _write_dataset(tmp_path, (1, 3, 8, 8))
+    r = RKNN()
+    r.config(target_platform="rk3588", float_dtype="float32")
+    assert r.load_onnx(onnx_path) == 0
+    assert r.build(do_quantization=quant, dataset=dataset if quant else None, rknn_batch_size=3) == 0
+    assert r.init_runtime() == 0
+    x = np.random.default_rng(82).standard_normal((3, 3, 8, 8)).astype(np.float32)
+    (y,) = r.inference([x], data_format="nchw")
+    assert y.shape == (3, 8, 8, 8)
+    for n in range(3):
+        want = ort_run(onnx_path, {"x": x[n:n + 1]})[0]
+        if quant:
+            assert cosine(y[n:n + 1], want) > 0.98
+        else:
+            assert_fp32_close(y[n:n + 1], want)
+    assert r.build(do_quantization=False, rknn_batch_size=0) == -1
+    r.release()

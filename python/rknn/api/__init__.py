@@ -130,13 +130,13 @@ class RKNN(CoreMasks):
         if self._onnx is None:
             self._log.error("build", "no model: call load_onnx() first")
             return -1
-        if rknn_batch_size not in (None, 1):
-            self._log.error("build", f"rknn_batch_size={rknn_batch_size!r} is not supported by OpenRKNN yet: export "
-                            "the ONNX model with the batch size you need")
+        if rknn_batch_size is not None and (not isinstance(rknn_batch_size, int) or rknn_batch_size < 1):
+            self._log.error("build", f"rknn_batch_size must be a positive integer, not {rknn_batch_size!r}")
             return -1
-        return self._convert("build", do_quantization, dataset, auto_hybrid=auto_hybrid)
+        return self._convert("build", do_quantization, dataset, auto_hybrid=auto_hybrid, batch_size=rknn_batch_size)
 
-    def _conversion_config(self, where, do_quantization, dataset, float_layers=(), auto_hybrid=False):
+    def _conversion_config(self, where, do_quantization, dataset, float_layers=(), auto_hybrid=False,
+                           batch_size=None):
         """The converter's config (vendor YAML keys) for the loaded ONNX model; None after a log line."""
         path, inputs, outputs, sizes = self._onnx
         cfg = {k: v for k, v in self._config.items() if k in _APPLIED and v is not None}
@@ -159,6 +159,8 @@ class RKNN(CoreMasks):
             cfg["float_layers"] = list(float_layers)
         if auto_hybrid:  # with the config's auto_hybrid_cos_thresh (docs/convert.md "Auto hybrid")
             cfg["auto_hybrid"] = True
+        if batch_size and batch_size > 1:
+            cfg["rknn_batch_size"] = batch_size
         if dataset is not None:
             if not os.path.isfile(dataset):
                 self._log.error(where, f"dataset '{dataset}' is not a file (a text file listing one sample per line)")
@@ -166,8 +168,8 @@ class RKNN(CoreMasks):
             cfg["dataset"] = os.path.abspath(dataset)
         return cfg
 
-    def _convert(self, where, do_quantization, dataset, float_layers=(), auto_hybrid=False):
-        cfg = self._conversion_config(where, do_quantization, dataset, float_layers, auto_hybrid)
+    def _convert(self, where, do_quantization, dataset, float_layers=(), auto_hybrid=False, batch_size=None):
+        cfg = self._conversion_config(where, do_quantization, dataset, float_layers, auto_hybrid, batch_size)
         if cfg is None:
             return -1
         path = self._onnx[0]

@@ -1,5 +1,6 @@
-// Subgraph cuts: ConvertOptions::subgraph_inputs/outputs (rknn_convert --inputs/--outputs, YAML
-// inputs/outputs, Python load_onnx(inputs=, outputs=)).
+// ONNX model edits before import (converter/onnx/model_edits.h): subgraph cuts
+// (ConvertOptions::subgraph_inputs/outputs: rknn_convert --inputs/--outputs, YAML inputs/outputs,
+// Python load_onnx(inputs=, outputs=)) and the batch size (ConvertOptions::batch_size).
 #include <cmath>
 
 #include "converter/converter_test_util.h"
@@ -121,6 +122,69 @@ TEST(SubgraphCut, YamlInputsAndOutputs) {
   Graph g;
   ASSERT_OK(convert(b, &g, o));
   EXPECT_EQ(g.nodes.size(), 1u);
+}
+
+// x [1,3,2,2] (or the given dim 0) -> Mul by a per-channel constant -> Relu -> y
+B per_channel_model(int64_t batch) {
+  B b(13);
+  b.input("x", {batch, 3, 2, 2});
+  b.init_f32("w", {1, 3, 1, 1}, {1.f, -2.f, 3.f});
+  b.node("Mul", {"x", "w"}, {"m"}, "mul");
+  b.node("Relu", {"m"}, {"y"}, "relu");
+  b.output("y");
+  return b;
+}
+
+TEST(BatchSize, EveryInputTakesTheBatchAndEachSampleComputesAlone) {
+  Graph one, four;
+  ASSERT_OK(convert(per_channel_model(1), &one));
+  ConvertOptions o = exact_options();
+  o.batch_size = 4;
+  ASSERT_OK(convert(per_channel_model(1), &four, o));
+  EXPECT_EQ(four.tensor(four.inputs[0].tensor).shape, (Shape{4, 3, 2, 2}));
+  EXPECT_EQ(output_tensor(four).shape, (Shape{4, 3, 2, 2}));
+  std::vector<float> x(48);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) - 3.f;
+  const std::vector<float> y = run_f32(four, {x});
+  ASSERT_EQ(y.size(), 48u);
+  for (int n = 0; n < 4; ++n) {
+    const std::vector<float> xs(x.begin() + n * 12, x.begin() + (n + 1) * 12);
+    const std::vector<float> want = run_f32(one, {xs});
+    for (int i = 0; i < 12; ++i) {
+      const float w = i < 4 ? 1.f : (i < 8 ? -2.f : 3.f);
+      EXPECT_EQ(want[static_cast<size_t>(i)], std::max(0.f, xs[static_cast<size_t>(i)] * w));
+      EXPECT_EQ(y[static_cast<size_t>(n * 12 + i)], want[static_cast<size_t>(i)]) << n << " " << i;
+    }
+  }
+  // A dynamic batch takes it too, and an input shape given per sample (batch 1) is scaled.
+  B dyn(13);
+  dyn.input("x", {-1, 3, -1, -1});
+  dyn.node("Relu", {"x"}, {"y"});
+  dyn.output("y");
+  ConvertOptions od = exact_options();
+  od.batch_size = 2;
+  od.input_shapes["x"] = {1, 3, 5, 5};
+  Graph g;
+  ASSERT_OK(convert(dyn, &g, od));
+  EXPECT_EQ(g.tensor(g.inputs[0].tensor).shape, (Shape{2, 3, 5, 5}));
+}
+
+TEST(BatchSize, FixedBatchesAreErrorsNamingTheInputOrTheNode) {
+  Graph g;
+  ConvertOptions o = exact_options();
+  o.batch_size = 4;
+  Status st = convert(per_channel_model(2), &g, o);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("input 'x' has batch 2 in the model"), std::string::npos) << st.message();
+  // A Reshape that fixes the batch at 1 cannot take 4 samples.
+  B r(13);
+  r.input("x", {1, 3, 2, 2});
+  r.init_i64("s", {2}, {1, 12});
+  r.node("Reshape", {"x", "s"}, {"y"}, "flatten_to_1x12");
+  r.output("y");
+  st = convert(r, &g, o);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("flatten_to_1x12"), std::string::npos) << st.message();
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "converter/onnx/subgraph.h"
+#include "converter/onnx/model_edits.h"
 
 #include <algorithm>
 #include <map>
@@ -106,6 +106,27 @@ Status cut_subgraph(onnx::ModelProto* model, const std::vector<std::string>& inp
   g->mutable_input()->Swap(cut.mutable_input());
   g->clear_output();
   g->mutable_output()->Swap(cut.mutable_output());
+  return Status::Ok();
+}
+
+Status set_batch_size(onnx::ModelProto* model, int64_t n) {
+  if (n < 1) return ORKNN_ERR(kInvalidParam, "batch size %lld: give a positive batch size", static_cast<long long>(n));
+  onnx::GraphProto* g = model->mutable_graph();
+  std::set<std::string> inits;
+  for (const auto& t : g->initializer()) inits.insert(t.name());
+  for (auto& vi : *g->mutable_input()) {
+    if (inits.count(vi.name())) continue;
+    auto* shape = vi.mutable_type()->mutable_tensor_type()->mutable_shape();
+    if (shape->dim_size() == 0)
+      return ORKNN_ERR(kInvalidParam, "batch size %lld: input '%s' has no dims to batch (a scalar or no shape in "
+                       "the model)", static_cast<long long>(n), vi.name().c_str());
+    auto* d0 = shape->mutable_dim(0);
+    if (d0->has_dim_value() && d0->dim_value() != 1 && d0->dim_value() != n)
+      return ORKNN_ERR(kInvalidParam, "batch size %lld: input '%s' has batch %lld in the model; export it with batch "
+                       "1 or a dynamic batch", static_cast<long long>(n), vi.name().c_str(),
+                       static_cast<long long>(d0->dim_value()));
+    d0->set_dim_value(n);
+  }
   return Status::Ok();
 }
 

@@ -1,6 +1,7 @@
-// Cutting a subgraph out of an ONNX model before import: the vendor toolkit's
-// load_onnx(inputs=..., outputs=...) and its YAML config's subgraphs.inputs/outputs.
+// Edits of an ONNX model before import: a subgraph cut (the vendor toolkit's load_onnx(inputs=...,
+// outputs=...), its YAML config's subgraphs.inputs/outputs) and the batch size (build(rknn_batch_size)).
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -17,5 +18,10 @@ namespace orknn::onnx_import {
 // output needs a model input the list leaves out.
 Status cut_subgraph(onnx::ModelProto* model, const std::vector<std::string>& inputs,
                     const std::vector<std::string>& outputs);
+
+// Gives every model input batch size n: dim 0 becomes n where it is 1 or symbolic. Shapes then
+// follow through inference; a node that fixes the batch itself (a Reshape to [1, -1], say) fails
+// there, naming the node. An input of rank 0 or with another fixed dim 0 is refused.
+Status set_batch_size(onnx::ModelProto* model, int64_t n);
 
 }  // namespace orknn::onnx_import
