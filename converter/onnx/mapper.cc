@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "converter/onnx/const_eval.h"
 #include "graph/passes/passes.h"
 
 namespace orknn::onnx_import {
@@ -246,6 +247,7 @@ Status map_default(MapContext& ctx) {
   const OpDef* def = find_op(ctx.op_type());
   // Custom is the IR's op for non-default domains, not an ONNX op type.
   if (!def || def->id == OpId::Custom) {
+    if (is_const_eval_op(ctx.op_type())) return map_const_eval(ctx);
     // The vendor's custom operators are renamed "cst..." nodes left in the default domain: say how
     // to declare one rather than only that it is unknown.
     if (ctx.op_type().rfind("cst", 0) == 0)

@@ -71,6 +71,8 @@ class MapContext {
   // Runs n through its op's infer function, then folds it (all inputs constant) or appends it to
   // the graph. An empty n.name gets the node's name.
   Status emit(Node n);
+  // Counts the node as folded when a mapper bound all its outputs to constants itself.
+  void count_folded() { ++st_->nodes_folded; }
 
   const onnx::AttributeProto* attr(const std::string& name) const;
   // Copies INT, FLOAT, STRING, INTS and FLOATS attributes into *out, except those in `skip`.

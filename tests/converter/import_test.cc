@@ -64,6 +64,37 @@ TEST(Import, GeneratorChainsFold) {
   EXPECT_EQ(run_f32(g, {{1, 2, 3, 4, 5, 6}}), (std::vector<float>{2, 5, 8, 8, 11, 14}));
 }
 
+// Swin-style window padding and attention mask: ops without IR kernels (Mod, ScatterND) computed
+// at conversion from the fixed shapes (converter/onnx/const_eval.h); the ONNX backend cases of every
+// such op are checked in tests/conformance/const_eval_test.cc.
+TEST(Import, ConstantOnlyOpsFoldFromShapes) {
+  B b(13);
+  b.input("x", {1, 6});
+  b.init_i64("one", {}, {1});
+  b.init_i64("four", {}, {4});
+  b.init_i64("ax0", {1}, {0});
+  b.init_i64("zeros3", {3}, {0, 0, 0});
+  b.init_f32("mask0", {8}, std::vector<float>(8, 0.f));
+  b.init_i64("masked", {2, 1}, {6, -1});  // -1: the last position, as numpy indexes
+  b.init_f32("minus", {2}, {-100.f, -100.f});
+  b.node("Shape", {"x"}, {"s"});
+  b.node("Gather", {"s", "one"}, {"n"});
+  b.node("Mod", {"n", "four"}, {"rem"});      // 6 % 4 = 2
+  b.node("Sub", {"four", "rem"}, {"short"});  // 2
+  b.node("Mod", {"short", "four"}, {"pad"});  // (4 - 6 % 4) % 4 = 2
+  b.node("Unsqueeze", {"pad", "ax0"}, {"pad1"});
+  B::attr_i(b.node("Concat", {"zeros3", "pad1"}, {"pads"}), "axis", 0);
+  b.node("Pad", {"x", "pads"}, {"padded"});
+  b.node("ScatterND", {"mask0", "masked", "minus"}, {"mask"});
+  b.node("Add", {"padded", "mask"}, {"y"});
+  b.output("y");
+  Graph g;
+  ASSERT_OK(convert(b, &g));
+  EXPECT_EQ(g.nodes.size(), 2u);  // Pad and Add; everything else was computed
+  EXPECT_EQ(output_tensor(g).shape, (Shape{1, 8}));
+  EXPECT_EQ(run_f32(g, {{1, 2, 3, 4, 5, 6}}), (std::vector<float>{1, 2, 3, 4, 5, 6, -100, -100}));
+}
+
 TEST(Import, ConstantNodesHoldWeights) {
   B b(13);
   b.input("x", {1, 1, 2, 2});
@@ -227,6 +258,38 @@ TEST(ImportErrors, UnknownOpNamesNodeAndDocs) {
   ASSERT_FALSE(st.ok());
   EXPECT_EQ(st.code(), StatusCode::kUnimplemented);
   EXPECT_EQ(st.message(), "node 'nms' (NonMaxSuppression): op not supported by OpenRKNN yet; see docs/ops.md");
+}
+
+// An op computed only at conversion refuses an input known only at run time, naming it; a
+// constant index out of range is an invalid model, not a crash.
+TEST(ImportErrors, ConstantOnlyOpsNameTheRunTimeInputAndBadIndices) {
+  {
+    B b(13);
+    b.input("x", {2, 3});
+    b.init_f32("d", {}, {4.f});
+    B::attr_i(b.node("Mod", {"x", "d"}, {"y"}, "wrap"), "fmod", 1);
+    b.output("y");
+    Graph g;
+    Status st = convert(b, &g);
+    EXPECT_EQ(st.code(), StatusCode::kUnimplemented);
+    EXPECT_NE(st.message().find("node 'wrap' (Mod): OpenRKNN computes Mod at conversion only"), std::string::npos)
+        << st.message();
+    EXPECT_NE(st.message().find("input 0 ('x') is computed at run time"), std::string::npos) << st.message();
+  }
+  {
+    B b(13);
+    b.input("x", {4});
+    b.init_f32("data", {4}, {0, 0, 0, 0});
+    b.init_i64("idx", {1, 1}, {4});
+    b.init_f32("upd", {1}, {1.f});
+    b.node("ScatterND", {"data", "idx", "upd"}, {"m"}, "scatter");
+    b.node("Add", {"x", "m"}, {"y"});
+    b.output("y");
+    Graph g;
+    Status st = convert(b, &g);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidModel);
+    EXPECT_EQ(st.message(), "node 'scatter' (ScatterND): index 4 is out of range [-4, 4)");
+  }
 }
 
 TEST(ImportErrors, ForeignDomainAndOpsetRange) {
@@ -398,6 +461,30 @@ TEST(Precision, Fp16ModeRoundsWeightsFp32KeepsThem) {
     const float want = prec == FloatPrecision::kFp16 ? fp16_to_fp32(fp32_to_fp16(0.1f)) : 0.1f;
     EXPECT_EQ(k->const_ptr<float>()[0], want);
   }
+}
+
+// F.normalize (x / clamp_min(||x||, 1e-12)) in fp16 mode: the bound stays the smallest fp16
+// subnormal instead of rounding to 0, so an all-zero row (Swin v2's padded window tokens) gives
+// zeros, not 0/0 = NaN (docs/numerics.md, "Tiny constants").
+TEST(Precision, Fp16NormalizeOfZerosStaysFinite) {
+  B b(13);
+  b.input("x", {2, 2});
+  b.init_f32("eps", {}, {1e-12f});
+  auto* r = b.node("ReduceL2", {"x"}, {"n"});
+  B::attr_ints(r, "axes", {1});
+  b.node("Clip", {"n", "eps"}, {"c"});
+  b.node("Div", {"x", "c"}, {"y"});
+  b.output("y");
+  ConvertOptions o;
+  o.precision = FloatPrecision::kFp16;
+  Graph g;
+  ASSERT_OK(convert(b, &g, o));
+  const std::vector<float> y = run_f32(g, {{3, 4, 0, 0}});
+  ASSERT_EQ(y.size(), 4u);
+  EXPECT_EQ(y[0], fp16_to_fp32(fp32_to_fp16(0.6f)));
+  EXPECT_EQ(y[1], fp16_to_fp32(fp32_to_fp16(0.8f)));
+  EXPECT_EQ(y[2], 0.f);
+  EXPECT_EQ(y[3], 0.f);
 }
 
 }  // namespace

@@ -336,6 +336,31 @@ TEST(OpsetVariants, DropoutSumAndComparisonsMapToIrOps) {
   EXPECT_EQ(count_op(g, OpId::Dropout), 0);
 }
 
+// Training-mode Dropout keeps every element when its ratio is 0 (torchvision's Swin exports its
+// attention dropout so); with another ratio the result is random and the node is refused.
+TEST(OpsetVariants, TrainingDropoutWithRatioZeroIsIdentity) {
+  for (float ratio : {0.f, 0.1f}) {
+    B b(13);
+    b.input("x", {3});
+    b.init_f32("ratio", {}, {ratio});
+    auto* t = b.graph().add_initializer();
+    t->set_name("training");
+    t->set_data_type(onnx::TensorProto::BOOL);
+    t->set_raw_data(std::string(1, '\1'));
+    b.node("Dropout", {"x", "ratio", "training"}, {"y"}, "drop");
+    b.output("y");
+    Graph g;
+    Status st = convert(b, &g);
+    if (ratio == 0.f) {
+      ASSERT_OK(st);
+      EXPECT_EQ(run_f32(g, {{1, -2, 3}}), (std::vector<float>{1, -2, 3}));
+    } else {
+      EXPECT_EQ(st.code(), StatusCode::kUnimplemented);
+      EXPECT_EQ(st.message(), "node 'drop' (Dropout): training_mode is true; export the model in eval mode");
+    }
+  }
+}
+
 TEST(OpsetVariants, SizeCastLikeReduceSumSquare) {
   B b(15);
   b.input("x", {2, 3});

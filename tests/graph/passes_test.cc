@@ -636,6 +636,31 @@ TEST(RoundWeights, Fp16ValuesKeptInFloat32) {
   EXPECT_TRUE(std::isinf(v[2]));  // beyond fp16's range, as the NPU would store it
 }
 
+// Nonzero constants and Clip bounds below the smallest fp16 subnormal keep it (with their sign)
+// instead of rounding to 0; zero, and values that round to a nonzero fp16, round to nearest.
+TEST(RoundWeights, TinyNonzeroValuesKeepTheSmallestSubnormal) {
+  const float sub = std::ldexp(1.f, -24);
+  GraphBuilder b;
+  int x = b.input("x", {5});
+  int k = b.constant("k", {5}, {1e-12f, -2e-8f, 0.f, 4e-8f, 1.f});
+  Attrs bounds;
+  bounds.set_float("min", 1e-12f);
+  bounds.set_float("max", 6.f);
+  b.output(b.node(OpId::Clip, {b.node(OpId::Mul, {x, k})}, bounds));
+  ASSERT_OK(b.finish());
+  int changes = 0;
+  ASSERT_OK(round_weights_fp16(b.g, &changes));
+  EXPECT_EQ(changes, 2);
+  const float* v = b.g.tensor(k).const_ptr<float>();
+  EXPECT_EQ(v[0], sub);
+  EXPECT_EQ(v[1], -sub);
+  EXPECT_EQ(v[2], 0.f);
+  EXPECT_EQ(v[3], sub);  // 4e-8 rounds to 2^-24 by itself
+  EXPECT_EQ(v[4], 1.f);
+  EXPECT_EQ(b.g.nodes.back().attrs.get_float("min", 0.f), sub);
+  EXPECT_EQ(b.g.nodes.back().attrs.get_float("max", 0.f), 6.f);
+}
+
 TEST(PassDriver, FixedOrderAndFusionSwitch) {
   GraphBuilder b;
   int x = b.input("x", {1, 1, 2, 2});

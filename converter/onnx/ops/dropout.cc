@@ -1,4 +1,6 @@
 // Dropout at inference is the identity. The mask output (all true at inference) becomes a constant.
+// So is training-mode Dropout with ratio 0, which keeps every element (torchvision's Swin exports
+// its attention dropout that way).
 #include "converter/onnx/mapper.h"
 
 namespace orknn::onnx_import {
@@ -8,7 +10,9 @@ Status map_Dropout(MapContext& ctx) {
     const Tensor* training = ctx.const_input(2);
     if (!training)
       return ctx.unsupported("training_mode must be a constant (false); a run-time training flag is not supported");
-    if (training->numel() >= 1 && training->data.ptr[0] != 0)
+    const Tensor* ratio = ctx.const_input(1);
+    const bool zero_ratio = ratio && ratio->dtype == DType::kF32 && ratio->numel() == 1 && ratio->const_ptr<float>()[0] == 0.f;
+    if (training->numel() >= 1 && training->data.ptr[0] != 0 && !zero_ratio)
       return ctx.unsupported("training_mode is true; export the model in eval mode");
   }
   if (const auto* a = ctx.attr("is_test"); a && a->i() == 0 && ctx.opset() < 7)
