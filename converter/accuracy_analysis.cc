@@ -60,14 +60,13 @@ Status analyze_accuracy(const AccuracyAnalysisRequest& req, const Graph& qg, Acc
                        req.input_files.size(), req.input_files.size() == 1 ? "" : "s", qg.inputs.size(),
                        qg.inputs.size() == 1 ? "" : "s", names.c_str());
     }
+    std::vector<size_t> order;
+    const std::string missing = inputs_by_name(qg, fg, &order);
+    if (!missing.empty())
+      return ORKNN_ERR(kInvalidParam, "the quantized model's input '%s' is not an input of '%s'", missing.c_str(),
+                       req.onnx_path.c_str());
     for (size_t i = 0; i < qg.inputs.size(); ++i) {
-      const std::string& name = qg.tensor(qg.inputs[i].tensor).name;
-      size_t j = 0;
-      while (j < fg.inputs.size() && fg.tensor(fg.inputs[j].tensor).name != name) ++j;
-      if (j == fg.inputs.size())
-        return ORKNN_ERR(kInvalidParam, "the quantized model's input '%s' is not an input of '%s'", name.c_str(),
-                         req.onnx_path.c_str());
-      ORKNN_RETURN_IF_ERROR(load_calibration_file(req.input_files[i], fg, j, &inputs[i]));
+      ORKNN_RETURN_IF_ERROR(load_calibration_file(req.input_files[i], fg, order[i], &inputs[i]));
       *inputs_desc += (i ? " " : "") + req.input_files[i];
     }
   } else {

@@ -184,6 +184,16 @@ Status quantize_converted(Graph& g, const QuantOptions& q, QuantizeSettings sett
   return Status::Ok();
 }
 
+// The model's real inputs (graph inputs that are not initializers), in order.
+std::vector<std::string> onnx_input_names(const onnx::ModelProto& model) {
+  std::set<std::string> inits;
+  for (const auto& t : model.graph().initializer()) inits.insert(t.name());
+  std::vector<std::string> names;
+  for (const auto& vi : model.graph().input())
+    if (!inits.count(vi.name())) names.push_back(vi.name());
+  return names;
+}
+
 Status convert_static(const onnx::ModelProto& model, const std::string& model_dir, const ConvertOptions& opts,
                       Graph* out, ConvertReport* report, const NamedRanges* given_ranges = nullptr,
                       NamedRanges* calibrated_ranges = nullptr) {
@@ -193,13 +203,7 @@ Status convert_static(const onnx::ModelProto& model, const std::string& model_di
     return ORKNN_ERR(kInvalidParam, "unknown target platform '%s' (supported: %s)", opts.platform.c_str(), names.c_str());
   }
   // "#i" keys -> the i-th model input's name.
-  std::vector<std::string> onnx_inputs;
-  {
-    std::set<std::string> inits;
-    for (const auto& t : model.graph().initializer()) inits.insert(t.name());
-    for (const auto& vi : model.graph().input())
-      if (!inits.count(vi.name())) onnx_inputs.push_back(vi.name());
-  }
+  const std::vector<std::string> onnx_inputs = onnx_input_names(model);
   QuantizeSettings qsettings;
   CalibAlgorithm calib_alg = CalibAlgorithm::kNormal;
   const bool qdq = onnx_has_qdq(model);
@@ -255,16 +259,6 @@ Status convert_static(const onnx::ModelProto& model, const std::string& model_di
 }
 
 
-// The model's real inputs (graph inputs that are not initializers), in order.
-std::vector<std::string> onnx_input_names(const onnx::ModelProto& model) {
-  std::set<std::string> inits;
-  for (const auto& t : model.graph().initializer()) inits.insert(t.name());
-  std::vector<std::string> names;
-  for (const auto& vi : model.graph().input())
-    if (!inits.count(vi.name())) names.push_back(vi.name());
-  return names;
-}
-
 std::string shape_list_str(const std::vector<Shape>& shapes) {
   std::string r;
   for (const Shape& s : shapes) r += (r.empty() ? "" : "; ") + shape_dims_str(s);
@@ -301,12 +295,8 @@ Status convert_auto_hybrid(const onnx::ModelProto& model, const std::string& mod
   if (samples.size() > kAutoHybridSamples) samples.resize(kAutoHybridSamples);
   // compare_float_and_quantized takes the inputs in the quantized graph's order.
   std::vector<size_t> order;
-  for (const auto& in : q.inputs) {
-    size_t j = 0;
-    while (j < f.inputs.size() && f.tensor(f.inputs[j].tensor).name != q.tensor(in.tensor).name) ++j;
-    if (j == f.inputs.size()) return ORKNN_ERR(kFail, "--auto-hybrid: the float and INT8 graphs' inputs differ");
-    order.push_back(j);
-  }
+  if (!inputs_by_name(q, f, &order).empty())
+    return ORKNN_ERR(kFail, "--auto-hybrid: the float and INT8 graphs' inputs differ");
   std::set<std::string> outputs;
   for (int id : q.outputs) outputs.insert(q.tensor(id).name);
 

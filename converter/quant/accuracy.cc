@@ -239,6 +239,18 @@ std::vector<AccuracySuggestion> AccuracyReport::suggestions(size_t max_count) co
   return all;
 }
 
+std::string inputs_by_name(const Graph& quant_graph, const Graph& float_graph, std::vector<size_t>* order) {
+  order->clear();
+  for (const auto& in : quant_graph.inputs) {
+    const std::string& name = quant_graph.tensor(in.tensor).name;
+    size_t j = 0;
+    while (j < float_graph.inputs.size() && float_graph.tensor(float_graph.inputs[j].tensor).name != name) ++j;
+    if (j == float_graph.inputs.size()) return name;
+    order->push_back(j);
+  }
+  return "";
+}
+
 Status compare_float_and_quantized(const Graph& float_graph, const Graph& quant_graph,
                                    const std::vector<std::vector<float>>& inputs, AccuracyReport* out,
                                    const AccuracyOptions& opts) {

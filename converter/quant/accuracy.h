@@ -87,6 +87,10 @@ struct AccuracyOptions {
   int num_threads = 1;
 };
 
+// For each input of `quant_graph`, the index of the `float_graph` input of the same name (the two
+// conversions of one model may order them differently). Returns "" or the first unmatched name.
+std::string inputs_by_name(const Graph& quant_graph, const Graph& float_graph, std::vector<size_t>* order);
+
 // Runs float_graph (meant to be the fp32 conversion of the same model; an fp16 graph is run as it
 // is) and quant_graph on the same inputs and fills *out (see docs/inspect.md).
 // inputs: real values (already normalised, NCHW), one vector per graph input of quant_graph, in
