@@ -2,7 +2,10 @@
 
 Usage: python3 bench/bench_table.py RESULTS.jsonl [--precision fp16|fp32|int8]
 
-One row per model and thread count. With several passes (run_bench.sh --repeat) a row shows the pass
+One row per model and requested thread count T (ONNX Runtime's intra-op threads; our core mask with
+T NPU cores, run_bench.sh). CPU/wall is the cores each runtime kept busy during the timed runs: it
+shows where ours ran one thread under a two-core mask (models under 200 M MACs). In INT8 mode the
+'ORT runs' column says whether ONNX Runtime ran a QDQ INT8 model or the fp32 one. With several passes (run_bench.sh --repeat) a row shows the pass
 with the lowest median per runtime (the least disturbed one on a shared machine), the median load time
 over the passes and the largest peak RSS. The ratio is ours / ONNX Runtime: below 1 is faster. The last
 column is ours / the published single-core RK3588 NPU latency of the vendor model zoo (SDK 2.3.2), for
@@ -35,6 +38,8 @@ def summary(results):
         "rss": max(r["rss_peak_mb"] for r in results),
         "rss_above": max(r["rss_peak_mb"] - r["rss_start_mb"] for r in results),
         "passes": len(results),
+        "cpu": best.get("cpu_per_wall"),
+        "onnx": best.get("onnx", ""),
     }
 
 
@@ -46,14 +51,19 @@ def main():
     with open(args.results) as f:
         rows = [json.loads(line) for line in f if line.strip()]
 
-    keys = list(dict.fromkeys((r["model"], r["threads"]) for r in rows))
-    print("| model | threads | ORT ms | ours ms | ours / ORT | ORT load ms | ours load ms | "
+    def key(r):
+        return r.get("requested_threads", r["threads"])
+    keys = list(dict.fromkeys((r["model"], key(r)) for r in rows))
+    int8 = args.precision == "int8"
+    print("| model | threads (ours: core mask) | " + ("ORT runs | " if int8 else "") +
+          "ORT ms | ours ms | ours / ORT | CPU/wall ORT, ours | ORT load ms | ours load ms | "
           "ORT peak RSS MB (above start) | ours peak RSS MB (above start) | passes | ours / NPU |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|" + ("---|" if int8 else "") + "---|---|---|---|---|---|---|---|---|---|")
+    masks = {1: "0", 2: "0_1", 3: "0_1_2"}
     for model, threads in keys:
         def pick(runtime):
             return summary([r for r in rows
-                            if r["model"] == model and r["threads"] == threads and r["runtime"] == runtime])
+                            if r["model"] == model and key(r) == threads and r["runtime"] == runtime])
         ort, ours = pick("onnxruntime"), pick("openrknn")
         ratio = f"{ours['median'] / ort['median']:.2f}" if ort and ours else "-"
 
@@ -62,9 +72,13 @@ def main():
 
         def rss(s):
             return f"{s['rss']:.0f} ({s['rss_above']:.0f})" if s else "-"
+        def cpu(s):
+            return f"{s['cpu']:.1f}" if s and s.get("cpu") is not None else "-"
         npu_ref = NPU_MS.get(args.precision, {}).get(model)
         npu = f"{ours['median'] / npu_ref:.2f} (NPU {npu_ref})" if npu_ref and ours else "-"
-        print(f"| {model} | {threads} | {cell(ort)} | {cell(ours)} | {ratio} | {ms(ort.get('load'))} | "
+        ort_runs = ("INT8 (QDQ) | " if "_qdq" in ort.get("onnx", "") else "fp32 | ") if int8 else ""
+        print(f"| {model} | {threads} ({masks.get(threads, 'ALL')}) | {ort_runs}{cell(ort)} | {cell(ours)} | {ratio} | "
+              f"{cpu(ort)}, {cpu(ours)} | {ms(ort.get('load'))} | "
               f"{ms(ours.get('load'))} | {rss(ort)} | {rss(ours)} | "
               f"{max(ort.get('passes', 0), ours.get('passes', 0))} | {npu} |")
 

@@ -17,6 +17,9 @@ Measured the way rknn_bench measures (see bench/rknn_bench.c):
                `min-time-ms` of sampling, at most `max-iters`.
   rss_*_mb     getrusage's ru_maxrss (peak resident set, MiB) before the session, after it, and after
                all runs. The Python process with onnxruntime and numpy imported accounts for rss_start.
+  cpu_per_wall the process's CPU time over the timed runs divided by their wall time (cores kept
+               busy, ONNX Runtime's spinning threads included).
+  onnx         the file name of the model run (run_bench.sh labels QDQ INT8 and fp32 rows by it).
 Session options: CPU provider, graph optimisation level ORT_ENABLE_ALL, intra_op_num_threads T,
 inter_op_num_threads 1, sequential execution; everything else ONNX Runtime's defaults.
 Inputs: float32, seeded uniform [0, 1), the same values as rknn_bench's.
@@ -136,12 +139,13 @@ def main():
         session.run(None, feeds)
     samples = []
     iters = max(1, args.iters)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     while len(samples) < max(iters, args.max_iters) and (
             len(samples) < iters or (time.perf_counter() - start) * 1e3 < args.min_time_ms):
         t0 = time.perf_counter()
         session.run(None, feeds)
         samples.append((time.perf_counter() - t0) * 1e3)
+    cpu_per_wall = (time.process_time() - cpu_start) / (time.perf_counter() - start)
     samples.sort()
     mid = len(samples) // 2
     median = samples[mid] if len(samples) % 2 else (samples[mid - 1] + samples[mid]) / 2
@@ -151,6 +155,7 @@ def main():
         "n": len(samples), "median_ms": round(median, 4), "min_ms": round(samples[0], 4),
         "max_ms": round(samples[-1], 4), "rss_start_mb": round(rss_start, 1),
         "rss_load_mb": round(rss_load, 1), "rss_peak_mb": round(rss_mb(), 1),
+        "cpu_per_wall": round(cpu_per_wall, 2), "onnx": os.path.basename(args.model),
         "ort_version": ort.__version__,
     }))
 

@@ -9,7 +9,7 @@
  * Prints one JSON line on stdout:
  *   {"runtime":"openrknn","model":...,"mode":...,"threads":T,"load_ms":...,"first_ms":...,"n":...,
  *    "median_ms":...,"min_ms":...,"max_ms":...,"run_median_ms":...,"io_median_ms":...,
- *    "rss_start_mb":...,"rss_load_mb":...,"rss_peak_mb":...}
+ *    "rss_start_mb":...,"rss_load_mb":...,"rss_peak_mb":...,"cpu_per_wall":...}
  *
  * What is measured:
  *   load_ms       wall time of rknn_init() from the file path (size 0): read, verify, plan, pack weights.
@@ -41,6 +41,10 @@
  *                 Input values are the same seeded uniform field, converted to the native type.
  *   rss_*_mb      getrusage(RUSAGE_SELF).ru_maxrss (peak resident set of the process, MiB) before
  *                 rknn_init, after it, and after all runs.
+ *   cpu_per_wall  the process's CPU time (all threads, user + system) over the timed inferences
+ *                 divided by their wall time: how many cores the runtime kept busy, threads that
+ *                 spin-wait included. It shows the threads a core mask really gave a run (the
+ *                 runtime runs small models on one thread whatever the mask, docs/decisions.md).
  * Threads: the runtime reads OPENRKNN_NUM_THREADS; it is echoed as "threads" (0 when unset).
  * --core-mask calls rknn_set_core_mask(MASK) right after rknn_init (its time counts in load_ms), as
  * clients do; echoed as "core_mask" (-1 when not given).
@@ -68,6 +72,14 @@ static double peak_rss_mb(void) {
   struct rusage ru;
   getrusage(RUSAGE_SELF, &ru);
   return (double)ru.ru_maxrss / 1024.0; /* ru_maxrss is in KiB on Linux */
+}
+
+/* CPU time of the whole process (every thread, user + system), ms. */
+static double cpu_ms(void) {
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e3 +
+         (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e3;
 }
 
 static int cmp_double(const void* a, const void* b) {
@@ -371,7 +383,7 @@ int main(int argc, char** argv) {
   double* io_samples = malloc((size_t)max_iters * sizeof(double));
   double* set_samples = malloc((size_t)max_iters * sizeof(double));
   long n = 0;
-  double start = now_ms();
+  double start = now_ms(), cpu_start = cpu_ms();
   while (n < max_iters && (n < iters || now_ms() - start < (double)min_time_ms)) {
     t0 = now_ms();
     run_samples[n] = infer(&b);
@@ -380,6 +392,7 @@ int main(int argc, char** argv) {
     set_samples[n] = b.last_set_ms;
     ++n;
   }
+  const double cpu_per_wall = (cpu_ms() - cpu_start) / (now_ms() - start);
   double min_ms = samples[0], max_ms = samples[0];
   for (long i = 1; i < n; ++i) {
     if (samples[i] < min_ms) min_ms = samples[i];
@@ -416,8 +429,8 @@ int main(int argc, char** argv) {
   }
   printf("\",\"mode\":\"%s\",\"core_mask\":%ld,\"threads\":%d,\"load_ms\":%.3f,\"first_ms\":%.3f,\"n\":%ld,\"median_ms\":%.4f,"
          "\"min_ms\":%.4f,\"max_ms\":%.4f,\"run_median_ms\":%.4f,\"set_median_ms\":%.4f,\"io_median_ms\":%.4f,\"rss_start_mb\":%.1f,"
-         "\"rss_load_mb\":%.1f,\"rss_peak_mb\":%.1f}\n",
+         "\"rss_load_mb\":%.1f,\"rss_peak_mb\":%.1f,\"cpu_per_wall\":%.2f}\n",
          kModeNames[mode], core_mask, threads_env ? atoi(threads_env) : 0, load_ms, first_ms, n, median_ms, min_ms, max_ms,
-         run_median_ms, set_median_ms, io_median_ms, rss_start, rss_load, rss_peak);
+         run_median_ms, set_median_ms, io_median_ms, rss_start, rss_load, rss_peak, cpu_per_wall);
   return 0;
 }

@@ -15,8 +15,11 @@
 # Models come from scripts/prepare_test_models.sh (WORK_DIR = $ORKNN_MODELS_DIR or tests/models/work);
 # they are converted to WORK_DIR/bench/NAME.PRECISION.rknn when missing or older than the ONNX file or
 # the converter. Every measurement is a fresh process (bench/ort_bench.py in .venv / rknn_bench), one at
-# a time, the two runtimes alternating, so both see the same machine. Threads: ONNX Runtime
-# intra_op_num_threads, our runtime OPENRKNN_NUM_THREADS.
+# a time, the two runtimes alternating, so both see the same machine. Threads T: ONNX Runtime
+# intra_op_num_threads T; our runtime as clients set it, rknn_set_core_mask with T NPU cores
+# (1: RKNN_NPU_CORE_0, 2: RKNN_NPU_CORE_0_1, 3: RKNN_NPU_CORE_0_1_2; more: RKNN_NPU_CORE_ALL, every
+# CPU), which on the rk3588 models gives a run min(T, CPUs) threads, or one below 200 M MACs
+# (docs/decisions.md "Threads"); the table's CPU/wall columns show what each run really used.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -114,13 +117,17 @@ run_ort() {  # MODEL THREADS
   "$PY" "$ROOT/bench/ort_bench.py" "$(ort_model "$1")" --shape "$(input_shape "$1")" --threads "$2" \
     --iters "$ITERS" --warmup "$WARMUP" --min-time-ms "$MIN_TIME_MS" --label "$1"
 }
+core_mask() {  # THREADS -> the rknn_core_mask value with that many NPU cores
+  case "$1" in 1) echo 1 ;; 2) echo 3 ;; 3) echo 7 ;; *) echo 65535 ;; esac
+}
 run_ours() {  # MODEL THREADS
-  OPENRKNN_NUM_THREADS="$2" "$RKNN_BENCH" "$WORK_DIR/bench/$1.$PRECISION.rknn" \
+  "$RKNN_BENCH" "$WORK_DIR/bench/$1.$PRECISION.rknn" --core-mask "$(core_mask "$2")" \
     --iters "$ITERS" --warmup "$WARMUP" --min-time-ms "$MIN_TIME_MS" --label "$1"
 }
 record() {  # RUNNER MODEL THREADS
   local line
   if line="$("$1" "$2" "$3" | tail -n 1)" && [ -n "$line" ]; then
+    line="${line%\}},\"requested_threads\":$3}"  # the table's row key, for both runtimes
     echo "$line" >> "$OUT"
     echo "  $line" >&2
   else
@@ -141,8 +148,8 @@ done
 echo "raw results: $OUT" >&2
 echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "$PRECISION" = int8 ]; then
-  echo "our models: INT8 (calibrated); ONNX Runtime $ORT_VERSION on NAME_qdq.onnx where it exists" \
-    "(resnet18, resnet50, mobilenet_v2), else fp32"
-else echo "our models: $PRECISION storage; ONNX Runtime $ORT_VERSION (Python)"; fi
+  echo "our models: INT8 (calibrated); ONNX Runtime $ORT_VERSION on NAME_qdq.onnx (INT8) where it exists," \
+    "else on the fp32 model (column 'ORT runs')"
+else echo "our models: $PRECISION storage; ONNX Runtime $ORT_VERSION (Python), fp32"; fi
 echo
 "$PY" "$ROOT/bench/bench_table.py" "$OUT" --precision "$PRECISION"
