@@ -16,7 +16,7 @@
 namespace orknn::onnx_import {
 namespace {
 
-constexpr int kMinOpset = 7;
+constexpr int kMinOpset = 1;  // opsets 1-6 through converter/onnx/ops/legacy.cc
 constexpr int kMaxOpset = 21;
 
 bool is_default_domain(const std::string& d) { return d.empty() || d == "ai.onnx"; }

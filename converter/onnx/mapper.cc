@@ -192,7 +192,8 @@ const onnx::AttributeProto* MapContext::attr(const std::string& name) const {
 
 Status MapContext::copy_attrs(Attrs* out, const std::vector<std::string>& skip) const {
   for (const auto& a : node_->attribute()) {
-    bool skipped = false;
+    // Opsets 1-5's memory-reuse hint: no meaning for the computation.
+    bool skipped = a.name() == "consumed_inputs" && opset() < 6;
     for (const auto& s : skip) skipped |= s == a.name();
     if (skipped) continue;
     if (!a.ref_attr_name().empty())

@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <set>
@@ -476,6 +477,24 @@ std::string value_type_problem(const onnx::ValueInfoProto& v, const char* what) 
   return "";
 }
 
+// Double data is fed and computed as float32 (the IR has no double); a value beyond float32's range
+// cannot be fed or represented at all. Names the first such tensor of the case's data, or "".
+std::string double_beyond_float(const std::string& case_path) {
+  for (const std::string& dir : numbered_files(case_path, "test_data_set_", "")) {
+    for (const char* prefix : {"input_", "output_"})
+      for (const std::string& f : numbered_files(dir, prefix, ".pb")) {
+        TestTensor t;
+        std::string err;
+        if (!load_test_tensor(f, &t, &err) || t.elem_type != onnx::TensorProto::DOUBLE) continue;
+        for (double v : t.f)
+          if (std::isfinite(v) && std::fabs(v) > std::numeric_limits<float>::max())
+            return "double data beyond float32's range (" + f.substr(case_path.size() + 1) +
+                   "); double is computed as float32";
+      }
+  }
+  return "";
+}
+
 void classify(Case* c) {
   std::string bytes;
   onnx::ModelProto m;
@@ -522,6 +541,8 @@ void classify(Case* c) {
     c->scope_reason = "no test_data_set_N directory";
     return;
   }
+  std::string big = double_beyond_float(c->path);
+  if (!big.empty()) { c->scope_kind = "dtype"; c->scope_reason = big; return; }
   c->in_scope = true;
 }
 

@@ -304,7 +304,7 @@ TEST(ImportErrors, ForeignDomainAndOpsetRange) {
     EXPECT_NE(st.message().find("node 'fg' (FusedGemm): op domain 'com.microsoft' is not supported"), std::string::npos)
         << st.message();
   }
-  for (int opset : {6, 22}) {
+  for (int opset : {0, 22}) {
     B b(opset);
     b.input("x", {2});
     b.node("Relu", {"x"}, {"y"});
@@ -312,9 +312,37 @@ TEST(ImportErrors, ForeignDomainAndOpsetRange) {
     Graph g;
     Status st = convert(b, &g);
     ASSERT_FALSE(st.ok()) << opset;
-    EXPECT_NE(st.message().find("opset " + std::to_string(opset) + " is not supported (opsets 7 to 21 are)"),
+    EXPECT_NE(st.message().find("opset " + std::to_string(opset) + " is not supported (opsets 1 to 21 are)"),
               std::string::npos) << st.message();
   }
+}
+
+// Opsets 1-6 (converter/onnx/ops/legacy.cc): a binary op's broadcast=1 lines B up with A from
+// `axis` (here the channel axis, where numpy would align B with the last dim), Concat's axis
+// defaults to 1, Cast names its type. Without broadcast=1 the shapes must be equal.
+TEST(Import, LegacyOpsetForms) {
+  B b(3);  // Concat without axis is valid only before opset 4
+  b.input("x", {1, 2, 2});
+  b.init_f32("bias", {2}, {10.f, 20.f});
+  auto* add = b.node("Add", {"x", "bias"}, {"a"});
+  B::attr_i(add, "broadcast", 1);
+  B::attr_i(add, "axis", 1);
+  b.node("Concat", {"a", "x"}, {"c"});
+  B::attr_s(b.node("Cast", {"c"}, {"y"}), "to", "FLOAT");
+  b.output("y");
+  Graph g;
+  ASSERT_OK(convert(b, &g));
+  EXPECT_EQ(output_tensor(g).shape, (Shape{1, 4, 2}));
+  EXPECT_EQ(run_f32(g, {{1, 2, 3, 4}}), (std::vector<float>{11, 12, 23, 24, 1, 2, 3, 4}));
+
+  B e(6);
+  e.input("x", {2, 3});
+  e.init_f32("k", {3}, {1.f, 2.f, 3.f});
+  e.node("Mul", {"x", "k"}, {"y"}, "mul");
+  e.output("y");
+  Status st = convert(e, &g);
+  EXPECT_EQ(st.code(), StatusCode::kInvalidModel);
+  EXPECT_EQ(st.message(), "node 'mul' (Mul): inputs [2,3] and [3] differ in shape without broadcast=1 (opset 6)");
 }
 
 TEST(ImportErrors, InferErrorsNameTheNode) {

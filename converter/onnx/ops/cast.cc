@@ -10,6 +10,12 @@ Status map_Cast(MapContext& ctx) {
   Node n;
   ORKNN_RETURN_IF_ERROR(default_node(ctx, OpId::Cast, &n));
   if (!n.attrs.has("to")) return ctx.error("attribute 'to' is missing");
+  if (const auto* a = ctx.attr("to"); a && a->type() == onnx::AttributeProto::STRING) {
+    // Cast-1..5 named the type ("FLOAT"); opset 6 made it the enum.
+    onnx::TensorProto::DataType t;
+    if (!onnx::TensorProto::DataType_Parse(a->s(), &t)) return ctx.error("'to' names no type: '%s'", a->s().c_str());
+    n.attrs.set_int("to", t);
+  }
   const int64_t to = n.attrs.get_int("to", 0);
   DType dt;
   if (!dtype_from_onnx(static_cast<int>(to), &dt))

@@ -1,4 +1,4 @@
-// Upsample (opset 7-9) and Resize. The IR's Resize has opset-21 semantics with explicit "scales".
+// Upsample (opset 1-9) and Resize. The IR's Resize has opset-21 semantics with explicit "scales".
 // Upsample and Resize-10 compute x_in = x_out / scale (asymmetric); their "nearest" takes the
 // floor when upsampling and the ceiling when downsampling (ONNX Runtime's behaviour for these
 // opsets), which opset 11+ expresses as nearest_mode floor/ceil.
@@ -46,7 +46,12 @@ Status emit_legacy(MapContext& ctx, const std::vector<float>& scales) {
 
 Status map_Upsample(MapContext& ctx) {
   std::vector<float> scales;
-  if (ctx.opset() < 9) {
+  if (ctx.opset() < 7) {  // Upsample-1: NCHW only, the two spatial scales
+    const auto* h = ctx.attr("height_scale");
+    const auto* w = ctx.attr("width_scale");
+    if (!h || !w) return ctx.error("attributes 'height_scale' and 'width_scale' are required");
+    scales = {1.f, 1.f, h->f(), w->f()};
+  } else if (ctx.opset() < 9) {
     const auto* a = ctx.attr("scales");
     if (!a) return ctx.error("attribute 'scales' is missing");
     scales.assign(a->floats().begin(), a->floats().end());
