@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "converter/onnx/importer.h"
+#include "converter/onnx/export_qdq.h"
 #include "converter/onnx/model_edits.h"
 #include "converter/quant/accuracy.h"
 #include "converter/quant/calibrate.h"
@@ -565,8 +566,10 @@ Status convert_onnx(const std::string& onnx_path, const ConvertOptions& opts, Gr
   return convert_onnx(onnx_path, opts, out, report, nullptr);
 }
 
-Status convert_onnx(const std::string& onnx_path, const ConvertOptions& opts, Graph* out, ConvertReport* report,
-                    DynamicShapes* dyn) {
+namespace {
+
+// Parses the ONNX file; *dir is its directory (where external data is read from).
+Status read_onnx_file(const std::string& onnx_path, onnx::ModelProto* model, std::string* dir) {
   std::error_code ec;
   if (std::filesystem::is_directory(onnx_path, ec))
     return ORKNN_ERR(kInvalidParam, "'%s' is a directory, not an ONNX file", onnx_path.c_str());
@@ -579,13 +582,38 @@ Status convert_onnx(const std::string& onnx_path, const ConvertOptions& opts, Gr
   if (size > 0 && !f.read(bytes.data(), size))
     return ORKNN_ERR(kInvalidParam, "cannot read ONNX file '%s'", onnx_path.c_str());
   f.close();
-  onnx::ModelProto model;
-  Status st = onnx_import::parse_model_proto(bytes.data(), bytes.size(), &model);
-  std::string().swap(bytes);  // the parsed model holds its own copy of everything
+  Status st = onnx_import::parse_model_proto(bytes.data(), bytes.size(), model);
   if (!st.ok()) return Status(st.code(), onnx_path + ": " + st.message());
-  std::filesystem::path dir = std::filesystem::path(onnx_path).parent_path();
-  if (dir.empty()) dir = ".";
-  return convert_model(model, dir.string(), opts, out, report, dyn);
+  std::filesystem::path d = std::filesystem::path(onnx_path).parent_path();
+  *dir = d.empty() ? "." : d.string();
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status convert_onnx(const std::string& onnx_path, const ConvertOptions& opts, Graph* out, ConvertReport* report,
+                    DynamicShapes* dyn) {
+  onnx::ModelProto model;
+  std::string dir;
+  ORKNN_RETURN_IF_ERROR(read_onnx_file(onnx_path, &model, &dir));
+  return convert_model(model, dir, opts, out, report, dyn);
+}
+
+Status export_qdq_onnx(const std::string& onnx_path, const ConvertOptions& opts, const Graph& quantized,
+                       const std::string& out_path) {
+  onnx::ModelProto model;
+  std::string dir;
+  ORKNN_RETURN_IF_ERROR(read_onnx_file(onnx_path, &model, &dir));
+  ORKNN_RETURN_IF_ERROR(onnx_import::cut_subgraph(&model, opts.subgraph_inputs, opts.subgraph_outputs));
+  if (opts.batch_size > 0) ORKNN_RETURN_IF_ERROR(onnx_import::set_batch_size(&model, opts.batch_size));
+  ORKNN_RETURN_IF_ERROR(onnx_import::export_qdq(quantized, &model));
+  std::string bytes;
+  if (!model.SerializeToString(&bytes))
+    return ORKNN_ERR(kFail, "--export-qdq: the QDQ model cannot be serialised (larger than protobuf's 2 GiB?)");
+  std::ofstream f(out_path, std::ios::binary | std::ios::trunc);
+  if (!f || !f.write(bytes.data(), static_cast<std::streamsize>(bytes.size())) || !f.flush())
+    return ORKNN_ERR(kInvalidParam, "--export-qdq: cannot write '%s'", out_path.c_str());
+  return Status::Ok();
 }
 
 Status convert_onnx(const std::string& onnx_path, const ConvertOptions& opts, Graph* out) {

@@ -115,6 +115,13 @@ Status convert_onnx(const std::string& onnx_path, const ConvertOptions& opts, Gr
 Status convert_onnx_bytes(const void* data, size_t size, const ConvertOptions& opts, Graph* out,
                           ConvertReport* report, DynamicShapes* dyn);
 
+// --export-qdq (docs/convert.md "QDQ export"): writes the ONNX model at onnx_path, with the edits the
+// conversion made (opts' subgraph cut and batch size), as a QDQ model carrying the INT8 graph
+// `quantized`'s activation parameters and per-channel int8 weights (onnx/export_qdq.h), to
+// out_path. `quantized` must come from converting that model with opts.
+Status export_qdq_onnx(const std::string& onnx_path, const ConvertOptions& opts, const Graph& quantized,
+                       const std::string& out_path);
+
 // Sets g's GraphInput mean/std from opts (validated against each input's channel count: dim 1 of
 // a 4-D input, or 1 value for all channels) and checks/sets platform, custom string and precision.
 // Part of convert_onnx; exposed for tests and for graphs built by other front ends.

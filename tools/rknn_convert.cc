@@ -148,7 +148,7 @@ int main(int argc, char** argv) {
   std::string model_path, out_path, platform, custom_string, config_path, precision;
   std::vector<std::string> shape_args, mean_args, std_args, float_layer_args, dynamic_args, input_args, output_args;
   std::vector<std::string> custom_op_args, custom_op_libs;
-  std::string dataset, algorithm, method;
+  std::string dataset, algorithm, method, export_qdq_path;
   bool no_passes = false, quiet = false, quantize = false;
   std::string auto_hybrid_arg;
   int64_t batch_size = 0;
@@ -194,6 +194,10 @@ int main(int argc, char** argv) {
   app.add_flag("--quantize", quantize,
                "INT8 quantization (calibrated on --dataset); models holding QuantizeLinear/DequantizeLinear are "
                "quantized with their own parameters without this flag");
+  app.add_option("--export-qdq", export_qdq_path,
+                 "OUT.onnx: also write the INT8 model as a QDQ ONNX model (our calibration as QuantizeLinear/"
+                 "DequantizeLinear pairs, per-channel int8 weights) that other toolkits build without calibrating; "
+                 "needs --quantize; see docs/convert.md");
   app.add_option("--dataset", dataset,
                  "calibration list: one sample per line (an image or .npy file per model input, paths relative to "
                  "the list)");
@@ -306,6 +310,10 @@ int main(int argc, char** argv) {
   else if (precision == "fp16") opts.precision = orknn::FloatPrecision::kFp16;
   opts.run_passes = !no_passes;
 
+  if (!export_qdq_path.empty() && !opts.quant.enabled)
+    return fail(ORKNN_ERR(kInvalidParam, "--export-qdq writes an INT8 model: give --quantize with a --dataset (or the "
+                          "config's quantized_dtype)"));
+
   orknn::Graph g;
   orknn::ConvertReport report;
   orknn::DynamicShapes dyn;
@@ -313,6 +321,10 @@ int main(int argc, char** argv) {
   if (!st.ok()) return fail(st);
   st = orknn::write_model_file(g, dyn, out_path);
   if (!st.ok()) return fail(st);
+  if (!export_qdq_path.empty()) {
+    st = orknn::export_qdq_onnx(model_path, opts, g, export_qdq_path);
+    if (!st.ok()) return fail(st);
+  }
   std::error_code ec;
   const auto file_bytes = std::filesystem::file_size(out_path, ec);
   if (!quiet) {

@@ -140,6 +140,73 @@ TEST_F(QuantCli, AutoHybridKeepsLayersFloatUntilTheTargetCosine) {
   EXPECT_NE(out.find("--auto-hybrid applies to models calibrated on a data set"), std::string::npos) << out;
 }
 
+// --export-qdq: the INT8 model as QDQ ONNX. Converting that file again (its parameters, no data set)
+// gives the same INT8 model bit for bit; the weights are symmetric per output channel, the scale of
+// each channel max |w| / 127 (computed here from the ONNX weights).
+TEST_F(QuantCli, ExportQdqRoundTripsBitExactly) {
+  if (!has_quantized_ref_kernel(OpId::Conv)) GTEST_SKIP() << "no int8 Conv kernel in this build";
+  const std::string qdq = (dir_ / "q_qdq.onnx").string(), back = (dir_ / "back.rknn").string();
+  std::string out;
+  ASSERT_EQ(run("-o " + out_model() + " --quantize --dataset " + list() + " --export-qdq " + qdq + " -q", &out), 0) << out;
+  onnx::ModelProto m;
+  {
+    std::ifstream f(qdq, std::ios::binary);
+    ASSERT_TRUE(m.ParseFromIstream(&f));
+  }
+  int q_nodes = 0;
+  const onnx::NodeProto* weight_dq = nullptr;
+  for (const auto& n : m.graph().node()) {
+    q_nodes += n.op_type() == "QuantizeLinear";
+    if (n.op_type() == "DequantizeLinear" && n.input(0) == "w/int8") weight_dq = &n;
+  }
+  EXPECT_GE(q_nodes, 3);  // the input, the Relu, the pooled and flattened activations, the logits
+  ASSERT_NE(weight_dq, nullptr);
+  const onnx::TensorProto* scales = nullptr;
+  for (const auto& t : m.graph().initializer()) {
+    EXPECT_NE(t.name(), "w");  // the float weight is gone
+    if (t.name() == weight_dq->input(1)) scales = &t;
+  }
+  ASSERT_NE(scales, nullptr);
+  ASSERT_EQ(scales->float_data_size(), 4);
+  {  // the setup's weights, regenerated
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+    for (int c = 0; c < 4; ++c) {
+      float mx = 0;
+      for (int k = 0; k < 27; ++k) mx = std::max(mx, std::fabs(u(rng)));
+      EXPECT_EQ(scales->float_data(c), mx / 127.f) << "channel " << c;
+    }
+  }
+  ASSERT_EQ(ToolTest::run(qdq + " -t rk3588 -o " + back + " -q", &out), 0) << out;
+  bool ok = false;
+  Graph a = load(out_model(), &ok);
+  ASSERT_TRUE(ok);
+  Graph b = load(back, &ok);
+  ASSERT_TRUE(ok);
+  const Tensor &in_a = a.tensor(a.inputs[0].tensor), &in_b = b.tensor(b.inputs[0].tensor);
+  ASSERT_EQ(in_a.dtype, DType::kI8);
+  ASSERT_EQ(in_b.dtype, DType::kI8);
+  ASSERT_EQ(in_a.quant.scale, in_b.quant.scale);
+  ASSERT_EQ(in_a.quant.zero_point, in_b.quant.zero_point);
+  for (int i = 0; i < 3; ++i) {
+    std::vector<float> x;
+    ASSERT_OK(load_calibration_file((dir_ / "data" / ("s" + std::to_string(i) + ".npy")).string(), a, 0, &x));
+    std::vector<uint8_t> q(x.size());
+    for (size_t k = 0; k < x.size(); ++k)
+      q[k] = static_cast<uint8_t>(static_cast<int8_t>(std::clamp(
+          std::nearbyint(x[k] / in_a.quant.scale[0]) + in_a.quant.zero_point[0], -128.f, 127.f)));
+    std::vector<std::vector<uint8_t>> out_a, out_b;
+    ASSERT_OK(run_graph(a, {q}, &out_a));
+    ASSERT_OK(run_graph(b, {q}, &out_b));
+    ASSERT_EQ(out_a.size(), 1u);
+    EXPECT_FALSE(out_a[0].empty());
+    EXPECT_EQ(out_a, out_b) << "sample " << i;
+  }
+  // Only INT8 conversions export.
+  EXPECT_EQ(run("-o " + out_model() + " --export-qdq " + qdq, &out), 1);
+  EXPECT_NE(out.find("--export-qdq writes an INT8 model"), std::string::npos) << out;
+}
+
 TEST_F(QuantCli, Errors) {
   std::string out;
   EXPECT_EQ(run("-o " + out_model() + " --quantize", &out), 1);
