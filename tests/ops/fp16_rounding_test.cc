@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -56,6 +57,16 @@ Node window_node(Graph& g, OpId op, const char* name, const Shape& x_shape, cons
   if (!b.empty()) n.inputs.push_back(g.add_const("b", {static_cast<int64_t>(b.size())}, DType::kF32, b.data(), b.size() * 4));
   n.outputs = {g.add_tensor("y", y_shape, DType::kF32)};
   set_window_attrs(n, k, stride, pad);
+  return n;
+}
+
+// A node `op` of g with one activation input of shape xs and one output of shape ys.
+Node one_input_node(Graph& g, OpId op, const Shape& xs, const Shape& ys) {
+  Node n;
+  n.op = op;
+  n.name = op_name(op);
+  n.inputs = {g.add_tensor("x", xs, DType::kF32)};
+  n.outputs = {g.add_tensor("y", ys, DType::kF32)};
   return n;
 }
 
@@ -150,14 +161,14 @@ TEST(FusedFp16Rounding, SigmoidAndBinaryOps) {
     n.outputs = {g.add_tensor("y", {2, 3, 37, 41}, DType::kF32)};
     expect_fused_rounding(g, n, "avx512_f32", {awkward_values(2 * 3 * 37 * 41, 6)});
   }
-  {
+  for (const Shape& s : {Shape{3, 1000}, Shape{2, 16, 37}}) {  // contiguous and strided slices
     Graph g;
     Node n;
     n.op = OpId::Softmax;
     n.attrs.set_int("axis", 1);
-    n.inputs = {g.add_tensor("x", {3, 1000}, DType::kF32)};
-    n.outputs = {g.add_tensor("y", {3, 1000}, DType::kF32)};
-    std::vector<float> x = awkward_values(3000, 9);
+    n.inputs = {g.add_tensor("x", s, DType::kF32)};
+    n.outputs = {g.add_tensor("y", s, DType::kF32)};
+    std::vector<float> x = awkward_values(static_cast<size_t>(shape_numel(s)), 9);
     for (float& v : x) v = std::fmod(v, 10.f);  // keep exp finite: a softmax, not an overflow test
     expect_fused_rounding(g, n, "avx512_f32", {x});
   }
@@ -172,6 +183,26 @@ TEST(FusedFp16Rounding, SigmoidAndBinaryOps) {
       expect_fused_rounding(g, n, "avx512_f32",
                             {awkward_values(2 * 3 * 37 * 41, 7), awkward_values(static_cast<size_t>(shape_numel(bs)), 8)});
     }
+  }
+}
+
+TEST(FusedFp16Rounding, ErfGeluLayerNorm) {
+  if (!ORKNN_X86_HAS("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
+  for (OpId op : {OpId::Erf, OpId::Gelu}) {
+    Graph g;
+    Node n = one_input_node(g, op, {3, 7, 41}, {3, 7, 41});
+    expect_fused_rounding(g, n, "x86_erf_f32", {awkward_values(3 * 7 * 41, 23)});
+  }
+  {
+    Graph g;
+    Node n;
+    n.op = OpId::LayerNormalization;
+    n.attrs.set_int("axis", 2);
+    const std::vector<float> scale = awkward_values(41, 24), bias = awkward_values(41, 25);
+    n.inputs = {g.add_tensor("x", {3, 7, 41}, DType::kF32), g.add_const("s", {41}, DType::kF32, scale.data(), 41 * 4),
+                g.add_const("b", {41}, DType::kF32, bias.data(), 41 * 4)};
+    n.outputs = {g.add_tensor("y", {3, 7, 41}, DType::kF32)};
+    expect_fused_rounding(g, n, "x86_layernorm_f32", {awkward_values(3 * 7 * 41, 26)});
   }
 }
 
@@ -268,6 +299,25 @@ TEST(FusedFp16Rounding, GlobalAveragePool) {
   n.inputs = {g.add_tensor("x", {2, 37, 5, 7}, DType::kF32)};
   n.outputs = {g.add_tensor("y", {2, 37, 1, 1}, DType::kF32)};
   expect_fused_rounding(g, n, "x86_gap_f32", {awkward_values(2 * 37 * 5 * 7, 41)});
+}
+
+// Bilinear Resize: NCHW and nChw16c on the AVX-512 loops, NCHW on the AVX2 ones (selected by name).
+TEST(FusedFp16Rounding, ResizeLinear) {
+  if (!ORKNN_X86_HAS("avx2")) GTEST_SKIP() << "CPU without AVX2";
+  if (!find_kernel(OpId::Resize, "x86_resize_linear_f32")) GTEST_SKIP() << "x86_resize_linear_f32 not built";
+  Graph g;
+  Node n = one_input_node(g, OpId::Resize, {1, 32, 7, 9}, {1, 32, 17, 20});
+  n.attrs.set_string("mode", "linear");
+  n.attrs.set_string("coordinate_transformation_mode", "half_pixel");
+  n.attrs.set_floats("scales", {1.f, 1.f, 17.f / 7.f, 20.f / 9.f});
+  const std::vector<float> x = awkward_values(32 * 7 * 9, 71);
+  if (ORKNN_X86_HAS("avx512f")) {
+    expect_fused_rounding(g, n, "x86_resize_linear_f32", {x});
+    expect_fused_rounding(g, n, "x86_resize_linear_f32", {x}, /*blocked=*/true);
+  }
+  setenv("OPENRKNN_DISABLE_KERNELS", "x86_resize_linear_avx512", 1);
+  expect_fused_rounding(g, n, "x86_resize_linear_f32", {x});
+  unsetenv("OPENRKNN_DISABLE_KERNELS");
 }
 
 TEST(FusedFp16Rounding, BatchNorm) {

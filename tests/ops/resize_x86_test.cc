@@ -268,7 +268,8 @@ TEST(ResizeX86I8, DifferentOutputParametersAreRefused) {
   EXPECT_FALSE(fast.status.ok());
 }
 
-// Nodes these kernels leave to the reference (which the best-kernel run still matches).
+// Nodes these kernels leave to other kernels (which the best-kernel run still matches): linear to
+// x86_resize_linear_f32, the rest to the reference.
 TEST(ResizeX86, DeclinedNodesFallBack) {
   REQUIRE_KERNEL(kF32Kernel, cpu_f32());
   Case linear;

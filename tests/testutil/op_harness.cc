@@ -148,6 +148,12 @@ OpResult run_op(OpId op, const Attrs& attrs, const std::vector<TensorData>& inpu
   return run_op_impl(op, attrs, inputs, n_outputs, kernel, num_threads, out_quant, nullptr);
 }
 
+bool kernel_registered(OpId op, const std::string& name) {
+  for (const KernelEntry* e : kernels_for(op))
+    if (name == e->name) return true;
+  return false;
+}
+
 OpResult run_op_in_place(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, const std::string& kernel,
                          int num_threads, size_t input, int* blocked) {
   return run_op_impl(op, attrs, inputs, 1, kernel, num_threads, {}, blocked, static_cast<int>(input));

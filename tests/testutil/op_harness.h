@@ -47,6 +47,9 @@ OpResult run_op(OpId op, const Attrs& attrs, const std::vector<TensorData>& inpu
                 const std::string& kernel = "ref", int num_threads = 1,
                 const std::vector<QuantParams>& out_quant = {});
 
+// True when a kernel named `name` is registered for op (a backend that is not built registers none).
+bool kernel_registered(OpId op, const std::string& name);
+
 // run_op with the runtime's blocked activations (kernels/kernel.h BlockedIo): the activations the
 // runtime would block for this one node (float32: nChw16c, padded with zeros where the channel
 // count is not a multiple of 16; INT8: NHWC), as far as the kernel's blocked_io() takes them, are

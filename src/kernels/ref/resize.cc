@@ -41,47 +41,16 @@
 #include "kernels/kernel.h"
 #include "kernels/quant_util.h"
 #include "kernels/ref/quant_passthrough.h"
+#include "kernels/ref/resize_taps.h"
 
 namespace orknn {
 namespace {
 
-struct Tap {
-  int64_t index;
-  float weight;
-};
-
 struct AxisTaps {
-  std::vector<Tap> taps;         // all taps of all output coordinates
+  std::vector<ResizeTap> taps;   // all taps of all output coordinates
   std::vector<int64_t> first;    // taps of coordinate o: [first[o], first[o + 1])
   std::vector<uint8_t> outside;  // tf_crop_and_resize: coordinate maps outside the input
 };
-
-struct AxisMap {
-  std::string ctm;
-  int64_t in = 1, out = 1;
-  float scale = 1.f;
-  double roi_start = 0, roi_end = 1;
-};
-
-double source_coordinate(const AxisMap& m, int64_t o) {
-  const bool exact_ratio = m.scale == static_cast<float>(m.out) / static_cast<float>(m.in);
-  const double in = static_cast<double>(m.in), out = static_cast<double>(m.out), s = m.scale;
-  const double length = exact_ratio ? out : in * s;
-  auto div_scale = [&](double v) { return exact_ratio ? v * in / out : v / s; };
-  const double x = static_cast<double>(o);
-  if (m.ctm == "half_pixel") return div_scale(x + 0.5) - 0.5;
-  if (m.ctm == "half_pixel_symmetric") {
-    const double offset = in / 2 * (1 - out / length);
-    return offset + div_scale(x + 0.5) - 0.5;
-  }
-  if (m.ctm == "pytorch_half_pixel") return m.out > 1 ? div_scale(x + 0.5) - 0.5 : 0.0;
-  if (m.ctm == "align_corners") return m.out > 1 ? x * (in - 1) / (length - 1) : 0.0;
-  if (m.ctm == "asymmetric") return div_scale(x);
-  if (m.ctm == "tf_half_pixel_for_nn") return div_scale(x + 0.5);
-  // tf_crop_and_resize
-  if (m.out > 1) return m.roi_start * (in - 1) + x * (m.roi_end - m.roi_start) * (in - 1) / (out - 1);
-  return 0.5 * (m.roi_start + m.roi_end) * (in - 1);
-}
 
 int64_t nearest_index(const std::string& nearest_mode, double x) {
   double r;
@@ -96,8 +65,6 @@ int64_t nearest_index(const std::string& nearest_mode, double x) {
   }
   return static_cast<int64_t>(r);
 }
-
-int64_t clamp_index(int64_t i, int64_t in) { return i < 0 ? 0 : (i >= in ? in - 1 : i); }
 
 // Keys cubic convolution weights of the 4 neighbours floor(x) - 1 .. floor(x) + 2, t = x - floor(x).
 void cubic_weights(double t, double a, double w[4]) {
@@ -137,7 +104,7 @@ class ResizeRef : public Kernel {
     for (size_t d = 0; d < rank; ++d) {
       AxisTaps& ax = axes_[d];
       const int64_t in = in_shape_[d], out = out_shape_[d];
-      AxisMap map;
+      ResizeAxisMap map;
       map.ctm = ctm;
       map.in = in;
       map.out = out;
@@ -148,18 +115,14 @@ class ResizeRef : public Kernel {
       }
       for (int64_t o = 0; o < out; ++o) {
         ax.first.push_back(static_cast<int64_t>(ax.taps.size()));
-        const double x = source_coordinate(map, o);
+        const double x = resize_source_coordinate(map, o);
         const bool outside = crop && (x < 0 || x > static_cast<double>(in - 1));
         ax.outside.push_back(outside ? 1 : 0);
         if (outside) continue;
         if (mode == "nearest") {
-          ax.taps.push_back({clamp_index(nearest_index(nearest_mode, x), in), 1.f});
+          ax.taps.push_back({resize_clamp_index(nearest_index(nearest_mode, x), in), 1.f});
         } else if (mode == "linear") {
-          const double xc = x < 0 ? 0 : (x > static_cast<double>(in - 1) ? static_cast<double>(in - 1) : x);
-          const int64_t i0 = static_cast<int64_t>(std::floor(xc));
-          const double r = xc - static_cast<double>(i0);
-          add_tap(&ax, i0, 1 - r);
-          add_tap(&ax, clamp_index(i0 + 1, in), r);
+          resize_linear_taps(x, in, &ax.taps);
         } else {  // cubic
           const int64_t i0 = static_cast<int64_t>(std::floor(x));
           double w[4];
@@ -173,7 +136,7 @@ class ResizeRef : public Kernel {
             }
             for (int j = 0; j < 4; ++j) w[j] /= sum;
           }
-          for (int j = 0; j < 4; ++j) add_tap(&ax, clamp_index(i0 - 1 + j, in), w[j]);
+          for (int j = 0; j < 4; ++j) resize_add_tap(&ax.taps, resize_clamp_index(i0 - 1 + j, in), w[j]);
         }
         // The run loop needs at least one tap per coordinate.
         if (static_cast<int64_t>(ax.taps.size()) == ax.first.back()) ax.taps.push_back({0, 0.f});
@@ -224,7 +187,7 @@ class ResizeRef : public Kernel {
         float w = 1.f;
         int64_t offset = 0;
         for (size_t d = 0; d < rank; ++d) {
-          const Tap& t = axes_[d].taps[static_cast<size_t>(tap_pos_[d])];
+          const ResizeTap& t = axes_[d].taps[static_cast<size_t>(tap_pos_[d])];
           w *= t.weight;
           offset += t.index * in_strides_[d];
         }
@@ -245,14 +208,6 @@ class ResizeRef : public Kernel {
   }
 
  private:
-  // Appends a tap unless its weight is zero (clamping may repeat an index: that is just
-  // another term).
-  static void add_tap(AxisTaps* ax, int64_t index, double weight) {
-    const float w = static_cast<float>(weight);
-    if (w == 0.f) return;
-    ax->taps.push_back({index, w});
-  }
-
   // Nearest (float or int8): one tap of weight 1 per axis and output coordinate, none when outside
   // (then `fill`). Rows along the last axis, each from the offset of its outer coordinates.
   template <typename T>

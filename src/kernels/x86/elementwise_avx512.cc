@@ -4,6 +4,8 @@
 //   * Sigmoid (float32): 1 / (1 + e^-x) with a vectorised e^x (below). Within the float tolerance
 //     of the reference kernel (kernels/ref/elementwise.cc, std::exp), not bit-exact: e^x here is
 //     within about 2 float ulps, so sigmoid differs from the reference by a few ulps at most.
+//   * Erf and Gelu (float32, "x86_erf_f32"): a vectorised erf within 1 float ulp of std::erf.
+//   * Softmax (float32) along any axis.
 //   * Add, Sub, Mul, Div (float32) when each input either has the output's shape or is constant
 //     along a trailing block of the output (e.g. [N,C,1,1] or [C,1,1] against [N,C,H,W], or a
 //     scalar). One IEEE operation per element, as the reference does: bit-identical to it.
@@ -57,7 +59,7 @@ __attribute__((target("avx512f"))) void sigmoid_range(const float* x, float* y, 
   }
 }
 
-bool supports_sigmoid_f32(const Graph& g, const Node& n) {
+bool supports_unary_f32(const Graph& g, const Node& n) {
   if (!x86::cpu_avx512f() || is_quantized_node(g, n)) return false;
   if (n.inputs.size() != 1 || n.outputs.size() != 1 || n.inputs[0] < 0 || n.outputs[0] < 0) return false;
   return g.tensor(n.inputs[0]).dtype == DType::kF32 && g.tensor(n.outputs[0]).dtype == DType::kF32;
@@ -66,7 +68,11 @@ bool supports_sigmoid_f32(const Graph& g, const Node& n) {
 // Element-wise over the bytes: any layout, as long as input and output share it.
 BlockedIo elementwise_blocked_io(const Graph&, const Node&) { return BlockedIo::kUniform; }
 
-class SigmoidF32Avx512 : public Kernel {
+// A float op of one input, element by element: kRange(x, y, begin, end, round_fp16) over
+// contiguous pieces of the elements on the node's threads.
+using UnaryRange = void (*)(const float*, float*, int64_t, int64_t, bool);
+template <UnaryRange kRange>
+class UnaryF32Avx512 : public Kernel {
  public:
   bool rounds_fp16_outputs() const override { return true; }
   BlockedIo blocked_io(const Graph& g, const Node& n) const override { return elementwise_blocked_io(g, n); }
@@ -76,17 +82,87 @@ class SigmoidF32Avx512 : public Kernel {
     float* y = ctx.out<float>(0);
     parallel_ranges(
         n, threads_for(n, kMinPassElementsPerThread, ctx.num_threads),
-        [&](int64_t b, int64_t e, int) { sigmoid_range(x, y, b, e, ctx.round_fp16); }, 16);
+        [&](int64_t b, int64_t e, int) { kRange(x, y, b, e, ctx.round_fp16); }, 16);
   }
 };
 
+// ------------------------------------------------------------------------------------ Erf, Gelu
+
+// "x86_erf_f32": GELU's Erf (x / sqrt(2) -> Erf -> + 1 -> * x -> * 0.5, every PyTorch GELU exported
+// before opset 20) took 22-27 % of convnext_tiny's time on the reference kernel's std::erf.
+// erf on 16 lanes (erf_lanes): for |x| < 1, x * P(x^2), P of degree 6; for |x| >= 1,
+// sign(x) * (1 - e^(-a^2) * R(1/a - 0.625)), a = min(|x|, 4) (erf(4) is 1 in float), R of degree 10
+// fitting erfc(a) e^(a^2), e^t the vectorised one of fused_act_avx512.h. Both polynomials are
+// weighted least-squares fits on Chebyshev nodes (relative error 1.2e-9 and 1.9e-8 with float
+// coefficients). Evaluated in float, erf_lanes is within 1 float ulp of glibc's std::erf (the
+// reference kernel's) on every float in [0, 4.5], and odd by construction; NaN propagates (NaN
+// lanes take the first branch), +-0 and +-inf give +-0 and +-1 as std::erf does.
+// Gelu (approximate = "none"): the reference's 0.5f * x * (1.f + erf(x * 0.7071067811865476f)) in
+// its order with this erf, so within 0.5 |x| erf-ulps (2^-24 |x|) plus its own rounding of the
+// reference. Gelu with approximate = "tanh" stays on the reference.
+__attribute__((target("avx512f"))) inline __m512 horner(__m512 t, const float* c, int n) {
+  __m512 p = _mm512_set1_ps(c[0]);
+  for (int i = 1; i < n; ++i) p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(c[i]));
+  return p;
+}
+
+// Highest power first. P's constant term 1.128379166 is kSmallHi + kSmallLo: x * kSmallHi + x * (the
+// rest) keeps erf(x) within an ulp for tiny x, and both products carry x's sign, so erf(-0) = -0.
+constexpr float kSmall[6] = {7.847259146e-05f, -8.008189329e-04f, 5.188098890e-03f,
+                             -2.685369110e-02f, 1.128358225e-01f, -3.761262557e-01f};
+constexpr float kSmallHi = 1.128379107e+00f, kSmallLo = 5.947839354e-08f;
+constexpr float kLarge[11] = {-3.821760458e-02f, 2.580260334e-02f,  6.329304673e-03f, -2.685410255e-02f,
+                              4.301170117e-02f,  -4.695002410e-02f, 2.334105217e-02f, 4.376721227e-02f,
+                              -1.723949523e-01f, 3.822837688e-01f,  3.059529928e-01f};
+
+__attribute__((target("avx512f"))) inline __m512 erf_lanes(__m512 x) {
+  const __m512 one = _mm512_set1_ps(1.f);
+  const __m512 u = _mm512_mul_ps(x, x);
+  const __m512 rest = _mm512_fmadd_ps(horner(u, kSmall, 6), u, _mm512_set1_ps(kSmallLo));
+  const __m512 small = _mm512_fmadd_ps(x, _mm512_set1_ps(kSmallHi), _mm512_mul_ps(x, rest));
+  const __m512 ax = _mm512_abs_ps(x);
+  const __mmask16 large = _mm512_cmp_ps_mask(ax, one, _CMP_GE_OQ);  // false for NaN
+  if (!large) return small;
+  const __m512 a = _mm512_min_ps(ax, _mm512_set1_ps(4.f));
+  const __m512 r = horner(_mm512_sub_ps(_mm512_div_ps(one, a), _mm512_set1_ps(0.625f)), kLarge, 11);
+  const __m512 e = exp_avx512(_mm512_mul_ps(_mm512_sub_ps(_mm512_setzero_ps(), a), a));
+  const __m512i sign = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN));
+  const __m512 big = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(_mm512_fnmadd_ps(e, r, one)), sign));
+  return _mm512_mask_mov_ps(small, large, big);
+}
+
+template <bool kGelu>
+__attribute__((target("avx512f"))) void erf_range(const float* x, float* y, int64_t begin, int64_t end,
+                                                  bool round_fp16) {
+  for (int64_t i = begin; i < end; i += 16) {
+    const __mmask16 m = end - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (end - i)) - 1);
+    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+    __m512 r;
+    if constexpr (kGelu) {
+      const __m512 e = erf_lanes(_mm512_mul_ps(v, _mm512_set1_ps(0.7071067811865476f)));
+      r = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v), _mm512_add_ps(_mm512_set1_ps(1.f), e));
+    } else {
+      r = erf_lanes(v);
+    }
+    _mm512_mask_storeu_ps(y + i, m, maybe_round_fp16(r, round_fp16));
+  }
+}
+
+bool supports_gelu_f32(const Graph& g, const Node& n) {
+  return supports_unary_f32(g, n) && n.attrs.get_string("approximate", "none") == "none";
+}
+
 // ------------------------------------------------------------------------------------ Softmax
 
-// Softmax along the last axis (the classifier and attention heads; PP-OCRv4 rec's [1,40,6625]
-// took 1.7 ms in the reference): per row, max; e = exp(x - max) (the vectorised e^x above, stored
-// to y) summed in 16 lanes; y = e / sum, rounded to fp16 in fp16 mode. The reference's operations
-// with another exp (a few float ulps) and another summation order: within the float tolerance
-// (tests/ops/elementwise_x86_test.cc). A NaN in a row makes the row NaN, as in the reference.
+// Softmax along any axis (the classifier and attention heads along the last; PP-OCRv4 rec's
+// [1,40,6625] took 1.7 ms in the reference; detection heads' DFL and segmentation maps along an
+// inner one). Contiguous slices (the axis innermost, or followed by dims of 1), per row: max;
+// e = exp(x - max) (the vectorised e^x above, stored to y) summed in 16 lanes; y = e / sum.
+// Strided slices (elements `inner` apart): up to 64 neighbouring slices side by side, one per lane
+// of four vectors, each lane's max and sum running along the axis in index order as the
+// reference's do. Rounded to fp16 in fp16 mode. The reference's operations with another exp (a few
+// float ulps), and for contiguous slices another summation order: within the float tolerance
+// (tests/ops/elementwise_x86_test.cc). A NaN in a slice makes the slice NaN, as in the reference.
 bool supports_softmax_f32(const Graph& g, const Node& n) {
   if (!x86::cpu_avx512f() || is_quantized_node(g, n)) return false;
   if (n.op != OpId::Softmax || n.inputs.size() != 1 || n.outputs.size() != 1 || n.inputs[0] < 0 || n.outputs[0] < 0)
@@ -95,10 +171,7 @@ bool supports_softmax_f32(const Graph& g, const Node& n) {
   if (x.dtype != DType::kF32 || g.tensor(n.outputs[0]).dtype != DType::kF32 || x.shape.empty() || x.numel() <= 0)
     return false;
   const int64_t axis = n.attrs.get_int("axis", -1);
-  if (axis < 0 || axis >= static_cast<int64_t>(x.shape.size())) return false;  // infer made it non-negative
-  for (size_t i = static_cast<size_t>(axis) + 1; i < x.shape.size(); ++i)
-    if (x.shape[i] != 1) return false;  // the slices must be contiguous
-  return true;
+  return axis >= 0 && axis < static_cast<int64_t>(x.shape.size());  // infer made it non-negative
 }
 
 __attribute__((target("avx512f"))) void softmax_row(const float* x, float* y, int64_t len, bool round_fp16) {
@@ -123,26 +196,73 @@ __attribute__((target("avx512f"))) void softmax_row(const float* x, float* y, in
   }
 }
 
+// `lanes` (<= 16 V) slices of `len` elements `inner` apart, the first at x[0], the others following
+// it (x[1], ...): one per lane of V vectors, so that each step along the axis reads V * 64
+// contiguous bytes per slice row (fewer, longer streams for the prefetchers).
+template <int V>
+__attribute__((target("avx512f"))) void softmax_lanes(const float* x, float* y, int64_t len, int64_t inner,
+                                                      int64_t lanes, bool round_fp16) {
+  __mmask16 m[V];
+  __m512 vmax[V], vsum[V];
+  for (int v = 0; v < V; ++v) {
+    const int64_t left = lanes - 16 * v;
+    m[v] = left >= 16 ? __mmask16(0xFFFF) : (left <= 0 ? __mmask16(0) : __mmask16((1u << left) - 1));
+    vmax[v] = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+    vsum[v] = _mm512_setzero_ps();
+  }
+  for (int64_t j = 0; j < len; ++j)
+    for (int v = 0; v < V; ++v)  // a NaN x leaves vmax
+      vmax[v] = _mm512_max_ps(_mm512_maskz_loadu_ps(m[v], x + j * inner + 16 * v), vmax[v]);
+  for (int64_t j = 0; j < len; ++j)
+    for (int v = 0; v < V; ++v) {
+      const __m512 e = exp_avx512(_mm512_sub_ps(_mm512_maskz_loadu_ps(m[v], x + j * inner + 16 * v), vmax[v]));
+      _mm512_mask_storeu_ps(y + j * inner + 16 * v, m[v], e);
+      vsum[v] = _mm512_add_ps(vsum[v], e);
+    }
+  for (int64_t j = 0; j < len; ++j)
+    for (int v = 0; v < V; ++v) {
+      float* yj = y + j * inner + 16 * v;
+      const __m512 q = _mm512_div_ps(_mm512_maskz_loadu_ps(m[v], yj), vsum[v]);
+      _mm512_mask_storeu_ps(yj, m[v], maybe_round_fp16(q, round_fp16));
+    }
+}
+
 class SoftmaxF32Avx512 : public Kernel {
  public:
   Status prepare(const KernelContext& ctx) override {
     const Shape& x = ctx.in_tensor(0).shape;
-    len_ = x[static_cast<size_t>(ctx.node->attrs.get_int("axis", -1))];
-    rows_ = len_ > 0 ? ctx.in_tensor(0).numel() / len_ : 0;
+    const size_t axis = static_cast<size_t>(ctx.node->attrs.get_int("axis", -1));
+    len_ = x[axis];
+    inner_ = 1;
+    for (size_t i = axis + 1; i < x.size(); ++i) inner_ *= x[i];
+    outer_ = len_ > 0 ? ctx.in_tensor(0).numel() / (len_ * inner_) : 0;
     return Status::Ok();
   }
   bool rounds_fp16_outputs() const override { return true; }
   void run(const KernelContext& ctx) override {
     const float* x = ctx.in<float>(0);
     float* y = ctx.out<float>(0);
-    const int nt = threads_for(rows_ * len_, kMinPassElementsPerThread, ctx.num_threads);
-    parallel_ranges(rows_, nt, [&](int64_t r0, int64_t r1, int) {
-      for (int64_t r = r0; r < r1; ++r) softmax_row(x + r * len_, y + r * len_, len_, ctx.round_fp16);
+    const int nt = threads_for(outer_ * len_ * inner_, kMinPassElementsPerThread, ctx.num_threads);
+    if (inner_ == 1) {
+      parallel_ranges(outer_, nt, [&](int64_t r0, int64_t r1, int) {
+        for (int64_t r = r0; r < r1; ++r) softmax_row(x + r * len_, y + r * len_, len_, ctx.round_fp16);
+      });
+      return;
+    }
+    // Jobs: (outer index, 64 slices).
+    const int64_t groups = (inner_ + 63) / 64;
+    parallel_ranges(outer_ * groups, nt, [&](int64_t j0, int64_t j1, int) {
+      for (int64_t j = j0; j < j1; ++j) {
+        const int64_t i0 = (j % groups) * 64, offset = (j / groups) * len_ * inner_ + i0;
+        const int64_t lanes = std::min<int64_t>(64, inner_ - i0);
+        if (lanes > 32) softmax_lanes<4>(x + offset, y + offset, len_, inner_, lanes, ctx.round_fp16);
+        else softmax_lanes<2>(x + offset, y + offset, len_, inner_, lanes, ctx.round_fp16);
+      }
     });
   }
 
  private:
-  int64_t len_ = 1, rows_ = 0;
+  int64_t len_ = 1, inner_ = 1, outer_ = 0;
 };
 
 // ------------------------------------------------------------------------- SiLU (fused pair)
@@ -607,7 +727,9 @@ ORKNN_REGISTER_TABLE_Q8(HardSwish);
 ORKNN_REGISTER_TABLE_Q8(Gelu);
 #undef ORKNN_REGISTER_TABLE_Q8
 
-ORKNN_REGISTER_KERNEL(Sigmoid, "avx512_f32", kPriorityGeneral, supports_sigmoid_f32, SigmoidF32Avx512);
+ORKNN_REGISTER_KERNEL(Sigmoid, "avx512_f32", kPriorityGeneral, supports_unary_f32, UnaryF32Avx512<sigmoid_range>);
+ORKNN_REGISTER_KERNEL(Erf, "x86_erf_f32", kPriorityGeneral, supports_unary_f32, UnaryF32Avx512<erf_range<false>>);
+ORKNN_REGISTER_KERNEL(Gelu, "x86_erf_f32", kPriorityGeneral, supports_gelu_f32, UnaryF32Avx512<erf_range<true>>);
 ORKNN_REGISTER_KERNEL(Softmax, "avx512_f32", kPriorityGeneral, supports_softmax_f32, SoftmaxF32Avx512);
 ORKNN_REGISTER_KERNEL(BatchNormalization, "avx512_f32", kPriorityGeneral, supports_batchnorm_f32, BatchNormF32Avx512);
 ORKNN_REGISTER_KERNEL(Add, "avx512_f32", kPriorityGeneral, supports_binary_f32, BinaryF32Avx512<BinOp::kAdd>);
