@@ -1,6 +1,7 @@
 // Zero-copy memory and native layouts through librknnrt.so (docs/api-contract.md §1.4, §4.4): rknn_create_mem*,
 // destroy_mem, mem_sync, the NATIVE_* queries and rknn_set_io_mem, checked against the same model
-// run through inputs_set/outputs_get with outputs re-laid-out by a naive loop written here.
+// run through inputs_set/outputs_get with outputs re-laid-out by a naive loop written here, with
+// the C2 of the vendor guide's Table 3-1 (testutil/vendor_c2.h).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "model/model_io.h"
 #include "api/api_test_util.h"
 #include "rknn_api.h"
+#include "testutil/vendor_c2.h"
 
 namespace {
 
@@ -93,6 +95,15 @@ std::vector<T> to_nc1hwc2(const std::vector<T>& nchw, int C, int H, int W, int c
   for (int c = 0; c < C; ++c)
     for (int h = 0; h < H; ++h)
       for (int w = 0; w < W; ++w) out[static_cast<size_t>(((c / c2) * H * W + h * W + w) * c2 + c % c2)] = nchw[static_cast<size_t>((c * H + h) * W + w)];
+  return out;
+}
+
+// Naive NCHW -> NHWC, as the guide's NC1HWC2_to_NHWC example lays a feature out.
+template <typename T>
+std::vector<T> to_nhwc(const std::vector<T>& nchw, int C, int H, int W) {
+  std::vector<T> out(static_cast<size_t>(C * H * W));
+  for (int c = 0; c < C; ++c)
+    for (int p = 0; p < H * W; ++p) out[static_cast<size_t>(p * C + c)] = nchw[static_cast<size_t>(c * H * W + p)];
   return out;
 }
 
@@ -332,15 +343,6 @@ TEST(NativeAttrs, QuantizedModelUsesInt8C2) {
   EXPECT_EQ(o.size_with_stride, 96u);
 }
 
-TEST(NativeAttrs, PlatformWithoutNativeFp16LayoutReportsNhwc) {
-  Ctx c;
-  ASSERT_EQ(init(c, make_float_model("rv1106b")), RKNN_SUCC);  // "-" for fp16 in the C2 table
-  rknn_tensor_attr o = query_attr(c.ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 0);
-  EXPECT_EQ(o.fmt, RKNN_TENSOR_NHWC);
-  EXPECT_EQ(o.n_dims, 4u);
-  EXPECT_EQ(o.dims[3], 13u);
-}
-
 TEST(NativeAttrs, IndexOutOfRangeAndSmallSizeFail) {
   Ctx c;
   ASSERT_EQ(init(c, make_float_model("rk3588")), RKNN_SUCC);
@@ -383,6 +385,67 @@ std::vector<T> as(const std::vector<uint8_t>& bytes) {
   return v;
 }
 
+// Every platform of the guide's Table 3-1, fp16 and INT8: NATIVE_OUTPUT_ATTR of the 13-channel
+// output is NC1HWC2 with the table's C2 (C1 = ceil(13 / C2), padding counted in the sizes), and a
+// buffer bound with that attribute receives exactly that layout. Where the table has "/" (RK2118
+// int8, RV1103B/RV1106B fp16) the runtime reports the output as NHWC [N, H, W, C] without padding
+// (docs/decisions.md "Native attributes"), writes NHWC into a buffer bound with it, and refuses an
+// NC1HWC2 binding.
+TEST(NativeLayouts, EveryPlatformAndDtypeHasTheGuidesC2) {
+  for (const testutil::VendorC2& row : testutil::kVendorC2) {
+    for (const bool int8 : {false, true}) {
+      SCOPED_TRACE(std::string(row.platform) + (int8 ? " int8" : " fp16"));
+      const int c2 = int8 ? row.int8 : row.fp16;
+      const uint32_t es = int8 ? 1 : 2;
+      Ctx c;
+      ASSERT_EQ(init(c, int8 ? make_quant_model(row.platform) : make_float_model(row.platform)), RKNN_SUCC);
+      rknn_tensor_attr o = query_attr(c.ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 0);
+      EXPECT_EQ(o.type, int8 ? RKNN_TENSOR_INT8 : RKNN_TENSOR_FLOAT16);
+      std::vector<uint32_t> want_dims;
+      if (c2 > 0) {
+        const uint32_t c1 = static_cast<uint32_t>((kC + c2 - 1) / c2);
+        EXPECT_EQ(o.fmt, RKNN_TENSOR_NC1HWC2);
+        want_dims = {1, c1, kH, kW, static_cast<uint32_t>(c2)};
+        EXPECT_EQ(o.n_elems, c1 * kHW * static_cast<uint32_t>(c2));
+      } else {
+        EXPECT_EQ(o.fmt, RKNN_TENSOR_NHWC);
+        want_dims = {1, kH, kW, kC};
+        EXPECT_EQ(o.n_elems, static_cast<uint32_t>(kN));
+      }
+      ASSERT_EQ(o.n_dims, want_dims.size());
+      for (size_t k = 0; k < want_dims.size(); ++k) EXPECT_EQ(o.dims[k], want_dims[k]) << "dims[" << k << "]";
+      EXPECT_EQ(o.size, o.n_elems * es);
+      EXPECT_EQ(o.size_with_stride, o.size);
+
+      rknn_tensor_mem* mem = rknn_create_mem(c.ctx, o.size_with_stride);
+      ASSERT_NE(mem, nullptr);
+      if (c2 == 0) {
+        rknn_tensor_attr nc1hwc2 = o;
+        nc1hwc2.fmt = RKNN_TENSOR_NC1HWC2;
+        EXPECT_EQ(rknn_set_io_mem(c.ctx, mem, &nc1hwc2), RKNN_ERR_OUTPUT_INVALID);
+      }
+      ASSERT_EQ(rknn_set_io_mem(c.ctx, mem, &o), RKNN_SUCC);
+      std::memset(mem->virt_addr, 0x77, mem->size);  // every byte must be written, padding as zeros
+      // outputs_get keeps giving NCHW beside the bound native buffer: the same run in both layouts.
+      const std::vector<uint8_t> nchw = general_api_run(c.ctx, make_image(5), int8 ? 1 : 2)[0];
+      ASSERT_EQ(nchw.size(), static_cast<size_t>(kN) * es);
+      std::vector<uint8_t> want;
+      if (int8) {
+        const std::vector<int8_t> v = c2 ? to_nc1hwc2<int8_t>(as<int8_t>(nchw), kC, kH, kW, c2, 0)
+                                         : to_nhwc<int8_t>(as<int8_t>(nchw), kC, kH, kW);
+        want.assign(reinterpret_cast<const uint8_t*>(v.data()), reinterpret_cast<const uint8_t*>(v.data() + v.size()));
+      } else {
+        const std::vector<uint16_t> v = c2 ? to_nc1hwc2<uint16_t>(as<uint16_t>(nchw), kC, kH, kW, c2, 0)
+                                           : to_nhwc<uint16_t>(as<uint16_t>(nchw), kC, kH, kW);
+        want.assign(reinterpret_cast<const uint8_t*>(v.data()), reinterpret_cast<const uint8_t*>(v.data() + v.size()));
+      }
+      ASSERT_EQ(want.size(), o.size);
+      EXPECT_EQ(0, std::memcmp(mem->virt_addr, want.data(), want.size()));
+      EXPECT_EQ(rknn_destroy_mem(c.ctx, mem), RKNN_SUCC);
+    }
+  }
+}
+
 TEST(ZeroCopyRun, FloatModelUint8NhwcInNc1hwc2AndFloat32Out) {
   for (const char* platform : {"rk3568", "rk3588"}) {
     SCOPED_TRACE(platform);
@@ -393,7 +456,7 @@ TEST(ZeroCopyRun, FloatModelUint8NhwcInNc1hwc2AndFloat32Out) {
     rknn_tensor_attr y_attr = query_attr(zc.ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 0);
     rknn_tensor_attr w_attr = query_attr(zc.ctx, RKNN_QUERY_OUTPUT_ATTR, 1);
     ASSERT_EQ(y_attr.fmt, RKNN_TENSOR_NC1HWC2);
-    const int c2 = static_cast<int>(y_attr.dims[4]);
+    const int c2 = testutil::vendor_c2(platform, false);  // the guide's, not the runtime's answer
 
     // Input as yolov8_zero_copy does: the native attr with the type overridden to UINT8.
     in_attr.type = RKNN_TENSOR_UINT8;
@@ -447,7 +510,7 @@ TEST(ZeroCopyRun, QuantizedModelUint8NhwcInNc1hwc2Out) {
     rknn_tensor_attr in_attr = query_attr(zc.ctx, RKNN_QUERY_NATIVE_INPUT_ATTR, 0);
     rknn_tensor_attr y_attr = query_attr(zc.ctx, RKNN_QUERY_NATIVE_OUTPUT_ATTR, 0);
     ASSERT_EQ(y_attr.fmt, RKNN_TENSOR_NC1HWC2);
-    const int c2 = static_cast<int>(y_attr.dims[4]);
+    const int c2 = testutil::vendor_c2(platform, true);  // the guide's, not the runtime's answer
     in_attr.type = RKNN_TENSOR_UINT8;
     rknn_tensor_mem* in_mem = rknn_create_mem(zc.ctx, in_attr.n_elems);
     rknn_tensor_mem* y_mem = rknn_create_mem(zc.ctx, y_attr.size_with_stride);

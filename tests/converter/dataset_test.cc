@@ -1,15 +1,20 @@
 // The calibration list (converter/quant/dataset.h): images and .npy files written here, the
-// runtime's normalisation (x - mean) / std computed here, layouts, resizing and every error path.
+// runtime's normalisation (x - mean) / std computed here, layouts, resizing (structured images of
+// odd sizes and formats against the resize's definition, resize_reference.h) and every error path.
 #include <gtest/gtest.h>
 #include <stb/stb_image_write.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <string>
+#include <vector>
 
 #include "converter/quant/dataset.h"
+#include "converter/resize_reference.h"
 #include "testutil/status_assert.h"
 
 namespace orknn {
@@ -58,6 +63,51 @@ class Dataset : public ::testing::Test {
     gi.std = std::move(sd);
     g.inputs.push_back(gi);
     return g;
+  }
+
+  // A PNG of 16-bit samples (stb_image_write writes 8-bit ones only), byte by byte after the PNG
+  // specification: the signature, IHDR, one IDAT holding a zlib stream of stored (uncompressed)
+  // deflate blocks, IEND. Rows are unfiltered, samples big-endian; gray (1) or RGB (3) channels.
+  void write_png16(const std::string& name, int w, int h, int channels, const std::vector<uint16_t>& samples) {
+    std::string raw;  // the scanlines, each after its filter type byte 0
+    for (int y = 0; y < h; ++y) {
+      raw += '\0';
+      for (int i = 0; i < w * channels; ++i) {
+        const uint16_t s = samples[static_cast<size_t>(y) * w * channels + i];
+        raw += static_cast<char>(s >> 8);
+        raw += static_cast<char>(s & 0xff);
+      }
+    }
+    auto be32 = [](uint32_t v) {
+      return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8), static_cast<char>(v)};
+    };
+    std::string zlib = "\x78\x01";  // deflate, 32 KiB window, no dictionary; (0x78 << 8 | 0x01) % 31 == 0
+    for (size_t at = 0; at == 0 || at < raw.size(); at += 65535) {
+      const size_t n = std::min<size_t>(65535, raw.size() - at);
+      zlib += static_cast<char>(at + n == raw.size() ? 1 : 0);  // BFINAL, BTYPE 00 (stored)
+      for (const size_t len : {n, n ^ 0xffff}) {
+        zlib += static_cast<char>(len & 0xff);
+        zlib += static_cast<char>((len >> 8) & 0xff);
+      }
+      zlib.append(raw, at, n);
+    }
+    uint32_t a = 1, b = 0;  // Adler-32 of the uncompressed data
+    for (unsigned char ch : raw) {
+      a = (a + ch) % 65521;
+      b = (b + a) % 65521;
+    }
+    zlib += be32(b << 16 | a);
+    auto chunk = [&](const std::string& type, const std::string& data) {
+      uint32_t crc = 0xffffffffu;  // CRC-32 (reflected polynomial 0xEDB88320) of type and data
+      for (unsigned char ch : type + data) {
+        crc ^= ch;
+        for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1u)));
+      }
+      return be32(static_cast<uint32_t>(data.size())) + type + data + be32(~crc);
+    };
+    const std::string ihdr = be32(static_cast<uint32_t>(w)) + be32(static_cast<uint32_t>(h)) +
+                             std::string{16, static_cast<char>(channels == 1 ? 0 : 2), 0, 0, 0};  // depth, colour type
+    write_text(name, std::string("\x89PNG\r\n\x1a\n", 8) + chunk("IHDR", ihdr) + chunk("IDAT", zlib) + chunk("IEND", ""));
   }
 
   std::string dir_;
@@ -130,35 +180,59 @@ TEST_F(Dataset, GrayInputGetsOneChannel) {
   EXPECT_EQ(v, expected_nchw(gray, h, w, 1, {100.f}, {10.f}));
 }
 
-TEST_F(Dataset, ImagesAreResizedToTheInput) {
-  // A constant image stays constant whatever the filter.
-  std::vector<uint8_t> flat(static_cast<size_t>(8 * 12 * 3));
-  for (size_t i = 0; i < flat.size(); ++i) flat[i] = static_cast<uint8_t>(i % 3 == 0 ? 40 : (i % 3 == 1 ? 90 : 200));
-  ASSERT_TRUE(stbi_write_png(path("flat.png").c_str(), 12, 8, 3, flat.data(), 12 * 3));
-  std::vector<float> v;
-  ASSERT_OK(load_calibration_file(path("flat.png"), image_graph(3, 4, 6, {}, {}), 0, &v));
-  ASSERT_EQ(v.size(), 3u * 4 * 6);
-  for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(v[i], i < 24 ? 40.f : (i < 48 ? 90.f : 200.f)) << i;
-  ASSERT_OK(load_calibration_file(path("flat.png"), image_graph(3, 16, 30, {}, {}), 0, &v));  // enlarging
-  for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(v[i], i < 480 ? 40.f : (i < 960 ? 90.f : 200.f)) << i;
-
-  // Left half black, right half white, halved: the outer columns keep their colour and every row
-  // rises monotonically in between.
-  std::vector<uint8_t> split(static_cast<size_t>(8 * 12 * 3));
-  for (int y = 0; y < 8; ++y)
-    for (int x = 0; x < 12; ++x)
-      for (int k = 0; k < 3; ++k) split[static_cast<size_t>((y * 12 + x) * 3 + k)] = x < 6 ? 0 : 200;
-  ASSERT_TRUE(stbi_write_bmp(path("split.bmp").c_str(), 12, 8, 3, split.data()));
-  ASSERT_OK(load_calibration_file(path("split.bmp"), image_graph(3, 4, 6, {}, {}), 0, &v));
-  for (int k = 0; k < 3; ++k)
-    for (int y = 0; y < 4; ++y) {
-      const float* row = &v[static_cast<size_t>((k * 4 + y) * 6)];
-      EXPECT_EQ(row[0], 0.f);
-      EXPECT_EQ(row[5], 200.f);
-      for (int x = 1; x < 6; ++x) EXPECT_LE(row[x - 1], row[x]);
-      EXPECT_GT(row[3], 0.f);
-      EXPECT_LT(row[2], 200.f);
+// Image files of odd sizes, aspect ratios and formats, resized to inputs of other shapes (both
+// ways, both axes) and normalised: each value is the definition of the resize evaluated directly
+// (resize_reference.h) on the pixels as the file holds them, then (u - mean) / std. The file's
+// pixels become the input's channels as a decoder's 8-bit RGB or gray view has them: alpha
+// dropped, a gray file repeated into R, G and B, a 16-bit sample's high byte (each 16-bit sample
+// here is v * 256 + 0x80: within 0.5 of v * 257, the exact 16-to-8-bit scaling, while the low
+// byte alone is the same 0x80 everywhere). Allowed: the rounding of the resized 8-bit value (0.5
+// plus float error, see image_resize_test.cc) divided by std.
+TEST_F(Dataset, ImagesOfOddSizesAndFormatsAreResizedToTheInput) {
+  struct Case {
+    int w, h, file_channels, bits;  // the file
+    int channels, height, width;    // the input [1, channels, height, width]
+  };
+  const Case cases[] = {
+      {641, 479, 3, 8, 3, 224, 224},   // shrunk, a different factor per axis
+      {641, 479, 4, 8, 3, 160, 224},   // RGBA
+      {1, 97, 3, 8, 3, 224, 224},      // one column, enlarged sideways and lengthwise
+      {97, 1, 1, 8, 3, 224, 96},       // one row, gray into three channels
+      {333, 500, 1, 8, 1, 224, 224},   // gray
+      {300, 201, 3, 16, 3, 224, 224},  // 16-bit RGB
+      {5, 3, 1, 16, 1, 48, 64},        // 16-bit gray, enlarged
+  };
+  for (const Case& c : cases) {
+    const std::string name = std::to_string(c.w) + "x" + std::to_string(c.h) + "_" + std::to_string(c.file_channels) +
+                             "ch_" + std::to_string(c.bits) + "bit.png";
+    SCOPED_TRACE(name + " -> " + std::to_string(c.channels) + "x" + std::to_string(c.height) + "x" + std::to_string(c.width));
+    const std::vector<uint8_t> px = resize_test::structured_image(c.w, c.h, c.file_channels);
+    if (c.bits == 16) {
+      std::vector<uint16_t> wide(px.size());
+      for (size_t i = 0; i < px.size(); ++i) wide[i] = static_cast<uint16_t>(px[i] * 256 + 0x80);
+      write_png16(name, c.w, c.h, c.file_channels, wide);
+    } else {
+      ASSERT_TRUE(stbi_write_png(path(name).c_str(), c.w, c.h, c.file_channels, px.data(), c.w * c.file_channels));
     }
+    // The file's pixels in the input's channels.
+    std::vector<uint8_t> seen(static_cast<size_t>(c.w) * c.h * c.channels);
+    for (size_t p = 0; p < static_cast<size_t>(c.w) * c.h; ++p)
+      for (int k = 0; k < c.channels; ++k)
+        seen[p * c.channels + k] = px[p * c.file_channels + (c.file_channels == 1 ? 0 : k)];
+    const std::vector<double> resized = resize_test::tent_resize(seen, c.w, c.h, c.channels, c.width, c.height);
+    const std::vector<float> mean = c.channels == 3 ? std::vector<float>{10.f, 20.f, 30.f} : std::vector<float>{100.f};
+    const std::vector<float> sd = c.channels == 3 ? std::vector<float>{2.f, 4.f, 5.f} : std::vector<float>{10.f};
+    std::vector<float> v;
+    ASSERT_OK(load_calibration_file(path(name), image_graph(c.channels, c.height, c.width, mean, sd), 0, &v));
+    ASSERT_EQ(v.size(), resized.size());
+    for (int k = 0; k < c.channels; ++k)
+      for (int y = 0; y < c.height; ++y)
+        for (int x = 0; x < c.width; ++x) {
+          const double want = (resized[(static_cast<size_t>(y) * c.width + x) * c.channels + k] - mean[k]) / sd[k];
+          const float got = v[(static_cast<size_t>(k) * c.height + y) * c.width + x];
+          ASSERT_NEAR(got, want, (0.5 + 1e-3) / sd[k]) << "channel " << k << ", y " << y << ", x " << x;
+        }
+  }
 }
 
 TEST_F(Dataset, NpyFloatIsUsedAsIsInEveryAcceptedLayout) {
