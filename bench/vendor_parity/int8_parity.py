@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
-"""The bridge to the board: our calibration exported as QDQ ONNX (rknn_convert --export-qdq) and
-built by the vendor's rknn-toolkit2 without a calibration of its own, against the toolkit's own INT8
-calibration of the same model on the same data set, and against our INT8 model; each output
-compared with ONNX Runtime fp32 on held-out inputs (cosine, mean over the inputs).
+"""INT8 side by side with the vendor's rknn-toolkit2: for each model and calibration algorithm
+(normal, kl_divergence, mmse), our INT8 model and the toolkit's, both calibrated on the same data
+set; and the bridge to the board: our normal calibration exported as QDQ ONNX (rknn_convert
+--export-qdq) and built by the toolkit without a calibration of its own. Each output is compared
+with ONNX Runtime fp32 on held-out inputs: cosine, mean over the inputs (the vendor's through its
+simulator).
 
-    .venv/bin/python bench/vendor_parity/qdq_bridge.py [--models resnet18,mobilenet_v2] [--workdir DIR]
+    .venv/bin/python bench/vendor_parity/int8_parity.py [--models resnet18,...] [--algorithms normal,kl,mmse]
+        [--workdir DIR]
 
 bench/vendor_parity/run.sh sets up .venv-vendor; run it once first. Models: the torchvision test
 models (ORKNN_MODELS_DIR, default tests/models/work, from scripts/prepare_test_models.sh), calibrated
-on calib/torchvision.txt (normal algorithm, both toolkits), evaluated on the held-out NAME.in.f32
-input and on seeded uniform [0, 1) inputs. The vendor's worker runs in .venv-vendor (its `rknn`
-package and ours share a name).
+on calib/torchvision.txt, evaluated on the held-out NAME.in.f32 input and on seeded uniform [0, 1)
+inputs. The vendor's worker runs in .venv-vendor (its `rknn` package and ours share a name).
 """
 import argparse
 import json
@@ -22,23 +24,24 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 EVAL_INPUTS = 4  # the held-out test input and 3 seeded uniform ones
+VENDOR_ALGORITHM = {"normal": "normal", "kl": "kl_divergence", "mmse": "mmse"}
 
 
 def vendor_worker(job_path):
+    """One vendor build (a process each: the toolkit can crash on a model)."""
     import numpy as np
     from rknn.api import RKNN
     job = json.load(open(job_path))
     xs = np.load(job["inputs"])
-    out = {}
-    for name, path, quant in [("vendor_own", job["onnx"], True), ("vendor_from_qdq", job["qdq"], False)]:
-        r = RKNN(verbose=False)
-        r.config(target_platform="rk3588")
-        if r.load_onnx(path) != 0 or r.build(do_quantization=quant, dataset=job["dataset"] if quant else None) != 0 \
-                or r.init_runtime() != 0:
-            sys.exit(f"vendor toolkit failed on {path}")
-        out[name] = np.stack([r.inference(inputs=[x[None]], data_format="nchw")[0] for x in xs])
-        r.release()
-    np.savez(job["result"], **out)
+    algorithm = job["algorithm"]  # None: build the QDQ model without calibrating
+    r = RKNN(verbose=False)
+    r.config(target_platform="rk3588", quantized_algorithm=VENDOR_ALGORITHM[algorithm or "normal"])
+    quant = algorithm is not None
+    if r.load_onnx(job["model"]) != 0 or r.build(do_quantization=quant, dataset=job["dataset"] if quant else None) != 0 \
+            or r.init_runtime() != 0:
+        sys.exit(f"vendor toolkit failed on {job['model']}")
+    np.save(job["result"], np.stack([r.inference(inputs=[x[None]], data_format="nchw")[0] for x in xs]))
+    r.release()
 
 
 def cosine(a, b):
@@ -49,7 +52,9 @@ def cosine(a, b):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--models", default="resnet18,mobilenet_v2")
+    p.add_argument("--models", default="resnet18,resnet50,mobilenet_v2,mobilenet_v3_small,squeezenet1_1,"
+                   "shufflenet_v2_x1_0,efficientnet_b0")
+    p.add_argument("--algorithms", default="normal,kl,mmse")
     p.add_argument("--workdir")
     p.add_argument("--worker")
     args = p.parse_args()
@@ -71,13 +76,13 @@ def main():
         for line in f:
             if line.strip():
                 o.write(os.path.join(os.path.dirname(calib), line.strip()) + "\n")
-    print("| model | ours INT8 | vendor's own INT8 | vendor built from our QDQ export |")
-    print("|---|---|---|---|")
+    algorithms = args.algorithms.split(",")
+    head = " | ".join(f"{a}: ours | {a}: vendor" for a in algorithms)
+    print(f"| model | {head} | vendor from our QDQ export (normal) |")
+    print("|---|" + "---|---|" * len(algorithms) + "---|")
     for m in args.models.split(","):
         onnx_path = os.path.join(models_dir, m + ".onnx")
-        rknn, qdq = os.path.join(work, m + ".rknn"), os.path.join(work, m + "_qdq.onnx")
-        subprocess.run([os.path.join(build, "rknn_convert"), onnx_path, "-t", "rk3588", "-o", rknn, "--quantize",
-                        "--dataset", calib, "--export-qdq", qdq, "-q"], check=True)
+        qdq = os.path.join(work, m + "_qdq.onnx")
         rng = np.random.default_rng(0)
         xs = [np.fromfile(os.path.join(models_dir, m + ".in.f32"), np.float32).reshape(3, 224, 224)]
         xs += [rng.random((3, 224, 224), dtype=np.float32) for _ in range(EVAL_INPUTS - 1)]
@@ -86,22 +91,33 @@ def main():
         sess = ort.InferenceSession(onnx_path, providers=["CPUExecutionProvider"])
         name = sess.get_inputs()[0].name
         ref = [sess.run(None, {name: x[None]})[0] for x in xs]
-        r = RKNNLite()
-        if r.load_rknn(rknn) != 0 or r.init_runtime() != 0:
-            sys.exit(f"our runtime failed on {rknn}")
-        ours = [r.inference(inputs=[x[None]], data_format="nchw")[0] for x in xs]
-        r.release()
-        job = dict(onnx=onnx_path, qdq=qdq, dataset=dataset, inputs=os.path.join(work, m + "_inputs.npy"),
-                   result=os.path.join(work, m + "_vendor.npz"))
-        job_path = os.path.join(work, m + "_job.json")
-        json.dump(job, open(job_path, "w"))
-        subprocess.run([vendor_py, os.path.abspath(__file__), "--worker", job_path], check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        v = np.load(job["result"])
 
         def mean_cos(outs):
             return np.mean([cosine(o, rf) for o, rf in zip(outs, ref)])
-        print(f"| {m} | {mean_cos(ours):.5f} | {mean_cos(v['vendor_own']):.5f} | {mean_cos(v['vendor_from_qdq']):.5f} |")
+        ours = {}
+        for a in algorithms:
+            rknn = os.path.join(work, f"{m}.{a}.rknn")
+            extra = ["--export-qdq", qdq] if a == "normal" else []
+            subprocess.run([os.path.join(build, "rknn_convert"), onnx_path, "-t", "rk3588", "-o", rknn, "--quantize",
+                            "--dataset", calib, "--algorithm", a, "-q"] + extra, check=True)
+            r = RKNNLite()
+            if r.load_rknn(rknn) != 0 or r.init_runtime() != 0:
+                sys.exit(f"our runtime failed on {rknn}")
+            ours[a] = mean_cos([r.inference(inputs=[x[None]], data_format="nchw")[0] for x in xs])
+            r.release()
+        def vendor(tag, model, algorithm):
+            job = dict(model=model, algorithm=algorithm, dataset=dataset, inputs=os.path.join(work, m + "_inputs.npy"),
+                       result=os.path.join(work, f"{m}_{tag}.npy"))
+            job_path = os.path.join(work, f"{m}_{tag}.json")
+            json.dump(job, open(job_path, "w"))
+            rc = subprocess.run([vendor_py, os.path.abspath(__file__), "--worker", job_path],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+            if rc != 0:
+                return "toolkit failed" if rc > 0 else f"toolkit crashed (signal {-rc})"
+            return f"{mean_cos(np.load(job['result'])):.5f}"
+        cells = " | ".join(f"{ours[a]:.5f} | {vendor(a, onnx_path, a)}" for a in algorithms)
+        qdq_cell = vendor("qdq", qdq, None) if "normal" in algorithms else "-"
+        print(f"| {m} | {cells} | {qdq_cell} |", flush=True)
 
 
 if __name__ == "__main__":
