@@ -1,16 +1,19 @@
 #!/bin/bash
 # Builds the libFuzzer targets (tests/fuzz/) with clang + ASan + UBSan and runs each for a bounded
 # time on a scratch copy of its committed seed corpus (tests/fuzz/corpus/<target>/ is never grown).
-# Fails on any crash, sanitizer report, leak, timeout (>10 s per input) or RSS above 2 GB.
-#   scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 60)
+# Each target picks its kernels itself: fuzz_model_loader the reference kernels, fuzz_fast_kernels
+# and fuzz_io_args the fast ones users get (docs/fuzzing.md). Fails on any crash, sanitizer report,
+# leak, timeout (>10 s per input), RSS above 2 GB, or fast INT8 outputs that differ from the
+# reference kernels'.
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 60; the longer campaigns of docs/fuzzing.md: 1800)
 # Env: FUZZ_BUILD_DIR (default build-fuzz), FUZZ_JOBS (build parallelism, default 2),
-#      FUZZ_TARGETS (default "fuzz_model_loader fuzz_io_args").
+#      FUZZ_TARGETS (default "fuzz_model_loader fuzz_fast_kernels fuzz_io_args").
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")/.." && pwd)"
 SECONDS_PER_TARGET="${1:-60}"
 BUILD="${FUZZ_BUILD_DIR:-$HERE/build-fuzz}"
 JOBS="${FUZZ_JOBS:-2}"
-TARGETS=(${FUZZ_TARGETS:-fuzz_model_loader fuzz_io_args})
+TARGETS=(${FUZZ_TARGETS:-fuzz_model_loader fuzz_fast_kernels fuzz_io_args})
 
 command -v clang++ >/dev/null || { echo "fuzz.sh: clang++ not found (scripts/setup.sh installs clang)" >&2; exit 1; }
 LAUNCHER=()
@@ -29,9 +32,9 @@ BUILD_MIN=$(( ($(date +%s) - START + 30) / 60 ))
 
 # Every rejected call logs an error line (errors cannot be silenced); -close_fd_mask=2 below
 # closes the target's stderr while libFuzzer and the sanitizers keep reporting on a duplicate.
-# Reference kernels only: oneDNN and the OpenMP runtime are not instrumented, and the fuzzer is
-# after the loader/verifier/API code, not the fast kernels' arithmetic.
-export OPENRKNN_REF_KERNELS=1 RKNN_LOG_LEVEL=0
+# OpenMP threads sleep between regions instead of spinning: the fast kernels' two threads per
+# context would otherwise hold the second core of the machine for every run.
+export RKNN_LOG_LEVEL=0 OMP_WAIT_POLICY=passive
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 

@@ -14,6 +14,8 @@
 #   2. Copy the PP-OCR models out of the rapidocr-onnxruntime package into WORK_DIR as ppocrv4_det.onnx,
 #      ppocrv4_rec.onnx, ppocr_cls.onnx, and write the rec model's character list (its "character"
 #      metadata) as ppocr_keys_v1.txt.
+#   2b. Copy the two sample photos of the ultralytics package (.venv-ultralytics, which scripts/setup.sh
+#      makes) into WORK_DIR/photos: the INT8 classifiers' calibration images and held-out inputs.
 #   3. Export the torchvision models with random seeded weights and their PyTorch outputs
 #      (tests/models/export_torchvision.py), then cross-check ONNX Runtime against PyTorch on them.
 #   3b. Export the recurrent models (LSTM CRNN, GRU) with ONNX Runtime outputs (tests/models/export_recurrent.py).
@@ -21,10 +23,13 @@
 #   5. QDQ (already-quantized INT8) versions of resnet18, resnet50 and mobilenet_v2 (tests/models/make_qdq.py).
 #   6. Calibration data sets and held-out inputs of the INT8 tests (tests/models/make_calibration_sets.py).
 #   7. ONNX Runtime reference outputs for the PP-OCR and the QDQ models (tests/models/ort_reference.py).
+#   8. The model-family subset (tests/models/families/test_models.txt) at reduced sizes, with ONNX
+#      Runtime outputs, into WORK_DIR/families (tests/models/families; docs/model_families.md).
 #
 # Needs scripts/setup.sh to have run: every Python step runs in .venv, which sees Debian's python3-torch,
 # python3-torchvision, python3-onnx, python3-numpy and python3-pil; fonts-dejavu-core for the rendered
-# text.
+# text. Step 8 also runs the YOLO exports in .venv-ultralytics and the transformers exports in
+# .venv-families.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -43,21 +48,21 @@ die() { echo "prepare_test_models.sh: $*" >&2; exit 1; }
 OCR_ASSETS="$("$PY" "$MODELS_SRC/ppocr_models_dir.py")" || die "run scripts/setup.sh"
 
 # ---- 2. PP-OCR models -----------------------------------------------------------------------------
-# The files of the pinned package, checked by hash: the tests' tolerances were measured on these.
-copy_asset() {  # SRC_NAME DST_NAME SHA256
-  local src="$OCR_ASSETS/$1" dst="$WORK_DIR/$2"
-  [ -f "$src" ] || die "$src is missing from the rapidocr-onnxruntime package"
+# The files of the pinned packages, checked by hash: the tests' tolerances were measured on these.
+copy_asset() {  # SRC_DIR SRC_NAME DST_NAME SHA256
+  local src="$1/$2" dst="$WORK_DIR/$3"
+  [ -f "$src" ] || die "$src is missing: run scripts/setup.sh"
   if ! cmp -s "$src" "$dst"; then
-    [ "$(sha256sum "$src" | cut -d' ' -f1)" = "$3" ] ||
-      die "$src is not the file the tests were measured on (sha256 $3): reinstall requirements/test.txt"
+    [ "$(sha256sum "$src" | cut -d' ' -f1)" = "$4" ] ||
+      die "$src is not the file the tests were measured on (sha256 $4): reinstall its pinned package (scripts/setup.sh)"
     cp "$src" "$dst.tmp" && mv "$dst.tmp" "$dst"
-    echo "copied $1 -> $dst"
+    echo "copied $2 -> $dst"
   fi
 }
 step "PP-OCR models"
-copy_asset ch_PP-OCRv4_det_infer.onnx ppocrv4_det.onnx d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9
-copy_asset ch_PP-OCRv4_rec_infer.onnx ppocrv4_rec.onnx 48fc40f24f6d2a207a2b1091d3437eb3cc3eb6b676dc3ef9c37384005483683b
-copy_asset ch_ppocr_mobile_v2.0_cls_infer.onnx ppocr_cls.onnx e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c
+copy_asset "$OCR_ASSETS" ch_PP-OCRv4_det_infer.onnx ppocrv4_det.onnx d2a7720d45a54257208b1e13e36a8479894cb74155a5efe29462512d42f49da9
+copy_asset "$OCR_ASSETS" ch_PP-OCRv4_rec_infer.onnx ppocrv4_rec.onnx 48fc40f24f6d2a207a2b1091d3437eb3cc3eb6b676dc3ef9c37384005483683b
+copy_asset "$OCR_ASSETS" ch_ppocr_mobile_v2.0_cls_infer.onnx ppocr_cls.onnx e47acedf663230f8863ff1ab0e64dd2d82b838fceb5957146dab185a89d6215c
 if [ ! -f "$WORK_DIR/ppocr_keys_v1.txt" ] || [ "$WORK_DIR/ppocrv4_rec.onnx" -nt "$WORK_DIR/ppocr_keys_v1.txt" ]; then
   "$PY" - "$WORK_DIR/ppocrv4_rec.onnx" "$WORK_DIR/ppocr_keys_v1.txt" <<'PYEOF' || die "no character list in ppocrv4_rec.onnx"
 import sys, onnx
@@ -67,6 +72,18 @@ with open(sys.argv[2], "w", encoding="utf-8") as f:
 PYEOF
   echo "wrote the rec model's character list -> $WORK_DIR/ppocr_keys_v1.txt"
 fi
+
+# ---- 2b. photos -----------------------------------------------------------------------------------
+# Real photos for the INT8 classifiers (tests/models/make_calibration_sets.py): the pinned ultralytics
+# package (requirements/ultralytics.txt) carries two, located without importing the package.
+step "photos"
+PHOTOS="$("$ROOT/.venv-ultralytics/bin/python" -c 'import importlib.util, os
+spec = importlib.util.find_spec("ultralytics")
+print(os.path.join(os.path.dirname(spec.origin), "assets") if spec and spec.origin else "")' 2>/dev/null)" || PHOTOS=""
+[ -n "$PHOTOS" ] || die "the ultralytics package is missing from .venv-ultralytics: run scripts/setup.sh"
+mkdir -p "$WORK_DIR/photos"
+copy_asset "$PHOTOS" bus.jpg photos/bus.jpg c02019c4979c191eb739ddd944445ef408dad5679acab6fd520ef9d434bfbc63
+copy_asset "$PHOTOS" zidane.jpg photos/zidane.jpg 16d73869e3267a7d4ed00de8e860833bd1657c1b252e94c0c348277adc7b6edb
 
 # ---- 3. torchvision models ------------------------------------------------------------------------
 TORCHVISION_MODELS="resnet18 resnet50 mobilenet_v2 mobilenet_v3_small squeezenet1_1 shufflenet_v2_x1_0 efficientnet_b0"
@@ -135,12 +152,15 @@ fi
 
 # ---- 6. calibration sets -------------------------------------------------------------------------
 # Each list file is written last by the script; the renderer's drawing helpers are reused, so a
-# change of either script redoes all sets.
+# change of either script (or a newly copied photo) redoes all sets.
 CALIB_MAKER="$MODELS_SRC/make_calibration_sets.py"
 calib_args=()
-for set in torchvision ppocrv4_det ppocrv4_rec; do
+for set in torchvision images ppocrv4_det ppocrv4_rec ppocr_cls; do
   f="$WORK_DIR/calib/$set.txt"
   [ -f "$f" ] && [ ! "$CALIB_MAKER" -nt "$f" ] && [ ! "$RENDERER" -nt "$f" ] || calib_args=(--force)
+done
+for photo in bus.jpg zidane.jpg; do
+  [ ! "$WORK_DIR/photos/$photo" -nt "$WORK_DIR/calib/images.txt" ] || calib_args=(--force)
 done
 if [ ${#calib_args[@]} -gt 0 ]; then
   "$PY" -c "import numpy, PIL" 2>/dev/null || die "$PY cannot import numpy/PIL (scripts/setup.sh installs python3-numpy python3-pil)"
@@ -153,5 +173,32 @@ fi
 # ---- 7. reference outputs ------------------------------------------------------------------------
 step "PP-OCR and QDQ reference outputs (ONNX Runtime)"
 "$PY" "$MODELS_SRC/ort_reference.py" "$WORK_DIR"
+
+# ---- 8. model families ---------------------------------------------------------------------------
+# Each exporter exports the names of the subset that are its own; a model directory older than its
+# exporter or common.py is exported again.
+FAMILIES_SRC="$MODELS_SRC/families"
+FAMILIES_DIR="$WORK_DIR/families"
+subset="$(sed 's/#.*//; /^[[:space:]]*$/d' "$FAMILIES_SRC/test_models.txt" | tr -d ' ' | paste -sd, -)"
+families_step() {  # PYTHON EXPORTER
+  local py="$ROOT/$1" exporter="$FAMILIES_SRC/$2" force=() name f start
+  [ -x "$py" ] || die "$py not found: run scripts/setup.sh"
+  for name in $("$py" "$exporter" --list); do
+    case ",$subset," in *",$name,"*) ;; *) continue ;; esac
+    f="$FAMILIES_DIR/$name/meta.json"
+    [ -f "$f" ] && [ ! "$exporter" -nt "$f" ] && [ ! "$FAMILIES_SRC/common.py" -nt "$f" ] || force=(--force)
+  done
+  if [ ${#force[@]} -gt 0 ]; then
+    start=$(date +%s)
+    PYTHONWARNINGS=ignore "$py" "$exporter" "$FAMILIES_DIR" --size test --calib 0 --only "$subset" "${force[@]}" ||
+      die "$2 failed (its output above names the model)"
+    echo "$2 took $(( $(date +%s) - start )) s"
+  fi
+}
+step "model families (reduced sizes): $subset"
+families_step .venv/bin/python export_torch.py
+families_step .venv-ultralytics/bin/python export_yolo.py
+families_step .venv-families/bin/python export_transformers.py
+"$PY" "$FAMILIES_SRC/reference.py" "$FAMILIES_DIR" --only "$subset"
 
 echo "test models ready in $WORK_DIR"

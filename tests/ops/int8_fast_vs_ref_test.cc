@@ -166,7 +166,7 @@ std::vector<x86::Int8Isa> isa_paths() {
 // take the cases marked must_run; where it has no VNNI at all they must decline every node.
 bool onednn_int8_must_run() { return ORKNN_X86_HAS("avx512vnni"); }
 bool onednn_int8_must_decline() {
-  return !ORKNN_X86_HAS("avx512vnni") && !ORKNN_X86_HAS("avxvnni") &&
+  return !ORKNN_X86_HAS("avx512vnni") && !ORKNN_X86_HAS_AVXVNNI() &&
          !ORKNN_X86_HAS("amx-int8");
 }
 

@@ -308,5 +308,44 @@ TEST(ResizeX86, DeclinedNodesFallBack) {
   EXPECT_EQ(r.kernel_name, "ref");
 }
 
+// A normalised "scales" need only be positive and finite, whatever "sizes" says (hostile_values_test.cc):
+// a W scale of 1e-30 puts every W coordinate near 5e29, and both kernels must pick the last input
+// column, without converting that coordinate to int64 out of range (found by fuzz_fast_kernels).
+// H is doubled exactly: output row oh reads input row oh / 2.
+TEST(ResizeX86, ScaleNearZeroPicksTheLastColumn) {
+  Attrs a;
+  a.set_string("mode", "nearest");
+  a.set_string("coordinate_transformation_mode", "half_pixel");
+  a.set_string("nearest_mode", "round_prefer_floor");
+  a.set_floats("scales", {1.f, 1.f, 2.f, 1e-30f});
+  a.set_ints("sizes", {1, 2, 4, 5});
+  const Shape xs = {1, 2, 2, 3};
+  std::vector<size_t> want;  // output element -> input element
+  for (size_t c = 0; c < 2; ++c)
+    for (size_t oh = 0; oh < 4; ++oh)
+      for (size_t ow = 0; ow < 5; ++ow) want.push_back((c * 2 + oh / 2) * 3 + 2);
+  const std::vector<float> xf = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  const std::vector<int8_t> xq = {-12, 2, 33, 4, -51, 6, 7, -8, 99, 10, -111, 12};
+  const QuantParams q = q8t::qp(0.5f, 3);
+  for (int threads : {1, 2}) {
+    if (cpu_f32() && kernel_registered(kF32Kernel)) {
+      OpResult r = test::run_op(OpId::Resize, a, {TensorData::f32(xs, xf)}, 1, "", threads);
+      ASSERT_TRUE(r.status.ok()) << r.status.message();
+      EXPECT_EQ(r.kernel_name, kF32Kernel);
+      const std::vector<float> y = r.outputs[0].as<float>();
+      ASSERT_EQ(y.size(), want.size());
+      for (size_t i = 0; i < y.size(); ++i) EXPECT_EQ(y[i], xf[want[i]]) << "float element " << i;
+    }
+    if (cpu_i8() && kernel_registered(kI8Kernel)) {
+      OpResult r = test::run_op(OpId::Resize, a, {q8t::q8(xs, xq, q)}, 1, "", threads, {q});
+      ASSERT_TRUE(r.status.ok()) << r.status.message();
+      EXPECT_EQ(r.kernel_name, kI8Kernel);
+      const std::vector<int8_t> y = r.outputs[0].as<int8_t>();
+      ASSERT_EQ(y.size(), want.size());
+      for (size_t i = 0; i < y.size(); ++i) EXPECT_EQ(y[i], xq[want[i]]) << "int8 element " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace orknn

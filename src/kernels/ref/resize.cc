@@ -52,20 +52,6 @@ struct AxisTaps {
   std::vector<uint8_t> outside;  // tf_crop_and_resize: coordinate maps outside the input
 };
 
-int64_t nearest_index(const std::string& nearest_mode, double x) {
-  double r;
-  if (nearest_mode == "floor") {
-    r = std::floor(x);
-  } else if (nearest_mode == "ceil") {
-    r = std::ceil(x);
-  } else if (nearest_mode == "round_prefer_ceil") {
-    r = std::floor(x + 0.5);
-  } else {  // round_prefer_floor
-    r = std::ceil(x - 0.5);
-  }
-  return static_cast<int64_t>(r);
-}
-
 // Keys cubic convolution weights of the 4 neighbours floor(x) - 1 .. floor(x) + 2, t = x - floor(x).
 void cubic_weights(double t, double a, double w[4]) {
   const double t1 = t + 1, u = 1 - t, u1 = 2 - t;
@@ -120,13 +106,14 @@ class ResizeRef : public Kernel {
         ax.outside.push_back(outside ? 1 : 0);
         if (outside) continue;
         if (mode == "nearest") {
-          ax.taps.push_back({resize_clamp_index(nearest_index(nearest_mode, x), in), 1.f});
+          ax.taps.push_back({resize_nearest_index(nearest_mode, x, in), 1.f});
         } else if (mode == "linear") {
           resize_linear_taps(x, in, &ax.taps);
         } else {  // cubic
-          const int64_t i0 = static_cast<int64_t>(std::floor(x));
+          const double xs = resize_int_safe(x);
+          const int64_t i0 = static_cast<int64_t>(std::floor(xs));
           double w[4];
-          cubic_weights(x - static_cast<double>(i0), cubic_a, w);
+          cubic_weights(xs - static_cast<double>(i0), cubic_a, w);
           if (exclude_outside) {
             double sum = 0;
             for (int j = 0; j < 4; ++j) {

@@ -44,6 +44,33 @@ inline double resize_source_coordinate(const ResizeAxisMap& m, int64_t o) {
 
 inline int64_t resize_clamp_index(int64_t i, int64_t in) { return i < 0 ? 0 : (i >= in ? in - 1 : i); }
 
+// A coordinate limited to where floor() of it converts to int64. The normalised "scales" of a
+// Resize need only be positive and finite (they need not be out / in), and one near 0 puts
+// coordinates at 1e30 and beyond, whose conversion is undefined. Past 2^53 every double is an
+// integer, so a coordinate past the limit of 2^62 rounds, weighs and clamps to the edge as the
+// limit does.
+inline double resize_int_safe(double x) {
+  constexpr double kLimit = 4611686018427387904.0;  // 2^62
+  return x < -kLimit ? -kLimit : (x > kLimit ? kLimit : x);
+}
+
+// The input index nearest_mode picks for coordinate x on an axis of `in` elements, clamped into
+// [0, in - 1].
+inline int64_t resize_nearest_index(const std::string& nearest_mode, double x, int64_t in) {
+  x = resize_int_safe(x);
+  double r;
+  if (nearest_mode == "floor") {
+    r = std::floor(x);
+  } else if (nearest_mode == "ceil") {
+    r = std::ceil(x);
+  } else if (nearest_mode == "round_prefer_ceil") {
+    r = std::floor(x + 0.5);
+  } else {  // round_prefer_floor
+    r = std::ceil(x - 0.5);
+  }
+  return resize_clamp_index(static_cast<int64_t>(r), in);
+}
+
 // Appends a tap unless its weight rounds to zero (clamping may repeat an index: that is just
 // another term).
 inline void resize_add_tap(std::vector<ResizeTap>* taps, int64_t index, double weight) {
@@ -56,6 +83,7 @@ inline void resize_add_tap(std::vector<ResizeTap>* taps, int64_t index, double w
 // floor(x) with weight 1 - r and floor(x) + 1 (clamped) with weight r, r = x - floor(x).
 inline void resize_linear_taps(double x, int64_t in, std::vector<ResizeTap>* taps) {
   const double last = static_cast<double>(in - 1);
+  x = resize_int_safe(x);
   const double xc = x < 0 ? 0 : (x > last ? last : x);
   const int64_t i0 = static_cast<int64_t>(std::floor(xc));
   const double r = xc - static_cast<double>(i0);

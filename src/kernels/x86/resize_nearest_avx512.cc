@@ -5,7 +5,8 @@
 // Same results as the reference kernels (kernels/ref/resize.cc):
 //   * The per-axis index maps (output coordinate -> input index) are computed as the reference
 //     computes them: the coordinate transformation in double (with its "scale is exactly out / in"
-//     case), the nearest_mode rounding, the clamp into [0, in - 1].
+//     case); the nearest_mode rounding and the clamp into [0, in - 1] are the reference's own
+//     (resize_nearest_index, kernels/ref/resize_taps.h).
 //   * float32: the reference's output element is 1.f * x[tap] (its one tap of weight 1), so this
 //     kernel multiplies by 1.f as well (it also quiets signalling NaNs, as the reference does).
 //     int8: the reference moves the byte unchanged and requires the output to carry the input's
@@ -37,6 +38,7 @@
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/quant_util.h"
+#include "kernels/ref/resize_taps.h"
 #include "kernels/x86/cpu_features.h"
 #include "ops/quant_infer.h"
 
@@ -65,27 +67,12 @@ double input_coordinate(const std::string& ctm, int64_t in_len, int64_t out_len,
   return shift + scaled_back(x + 0.5) - 0.5;
 }
 
-int64_t round_by_nearest_mode(const std::string& mode, double x) {
-  double r;
-  if (mode == "floor")
-    r = std::floor(x);
-  else if (mode == "ceil")
-    r = std::ceil(x);
-  else if (mode == "round_prefer_ceil")
-    r = std::floor(x + 0.5);
-  else
-    r = std::ceil(x - 0.5);  // round_prefer_floor
-  return static_cast<int64_t>(r);
-}
-
 std::vector<int32_t> index_map(const std::string& ctm, const std::string& nearest_mode, int64_t in, int64_t out,
                                float scale) {
   std::vector<int32_t> m(static_cast<size_t>(out));
-  for (int64_t o = 0; o < out; ++o) {
-    int64_t i = round_by_nearest_mode(nearest_mode, input_coordinate(ctm, in, out, scale, o));
-    i = i < 0 ? 0 : (i >= in ? in - 1 : i);
-    m[static_cast<size_t>(o)] = static_cast<int32_t>(i);
-  }
+  for (int64_t o = 0; o < out; ++o)
+    m[static_cast<size_t>(o)] =
+        static_cast<int32_t>(resize_nearest_index(nearest_mode, input_coordinate(ctm, in, out, scale, o), in));
   return m;
 }
 
