@@ -1,5 +1,5 @@
-// Several contexts of one model, each split over two threads, running at the same time on client
-// threads of their own (rknn_dup_context: shared weights, own arena, kernels and OpenMP teams),
+// Four contexts of one model on the core mask 0_1_2 (split over every CPU), running at the same
+// time on client threads of their own (rknn_dup_context: shared weights, own arena, kernels and OpenMP teams),
 // compute the bits a one-thread context computes. Real models, so the layers run on the fast
 // kernels: INT8 (the mobilenet_v2 and resnet18 QDQ models: the hand-written INT8 stem, depthwise,
 // pointwise, Add, max and global pooling kernels, oneDNN's INT8 convolutions and fully-connected
@@ -27,7 +27,7 @@ namespace {
 
 using namespace model_test;
 
-constexpr int kContexts = 3;  // the context rknn_init made and two duplicates
+constexpr int kContexts = 4;  // the context rknn_init made and three duplicates: more than the CPUs
 constexpr int kHeldOut = 2;   // held-out inputs besides the reference input
 constexpr int kRounds = 2;    // each client thread runs every input this many times
 
@@ -97,14 +97,15 @@ TEST_P(ThreadedContexts, DupedContextsOnClientThreadsMatchOneThread) {
   ASSERT_EQ(want[0].size(), expected.size());
   EXPECT_GT(compare(want[0], expected).cosine, 0.99);
 
-  // Every context planned for two threads whatever the host and the model's MACs, and its runs
-  // kept on two threads while the other contexts run (common/threads.h).
-  const SetEnv two("OPENRKNN_NUM_THREADS", "2");
+  // Threads as clients ask for them: every context on the core mask 0_1_2 (all three RK3588 cores,
+  // so every CPU of the host), planned for several threads whatever the model's MACs, and its runs
+  // kept threaded while the other contexts run (common/threads.h).
   const SetEnv every_model("OPENRKNN_MIN_THREADED_MACS", "0");
   const SetEnv idle_host("OPENRKNN_BUSY_HOST", "0");
   std::vector<rknn_context> ctxs(kContexts, 0);
   ASSERT_EQ(rknn_init(&ctxs[0], model.data(), static_cast<uint32_t>(model.size()), 0, nullptr), RKNN_SUCC);
   for (int k = 1; k < kContexts; ++k) ASSERT_EQ(rknn_dup_context(&ctxs[0], &ctxs[k]), RKNN_SUCC);
+  for (rknn_context ctx : ctxs) ASSERT_EQ(rknn_set_core_mask(ctx, RKNN_NPU_CORE_0_1_2), RKNN_SUCC);
 
   std::atomic<int> ready{0}, mismatches{0}, api_errors{0};
   std::vector<std::thread> clients;
