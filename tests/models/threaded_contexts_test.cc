@@ -1,6 +1,6 @@
 // Four contexts of one model on the core mask 0_1_2 (split over every CPU), running at the same
-// time on client threads of their own (rknn_dup_context: shared weights, own arena, kernels and OpenMP teams),
-// compute the bits a one-thread context computes. Real models, so the layers run on the fast
+// time on client threads of their own (rknn_dup_context: shared weights, own arena, kernels and
+// OpenMP teams), compute the bits a one-thread context computes. Real models, so the layers run on the fast
 // kernels: INT8 (the mobilenet_v2 and resnet18 QDQ models: the hand-written INT8 stem, depthwise,
 // pointwise, Add, max and global pooling kernels, oneDNN's INT8 convolutions and fully-connected
 // layers, the I/O quantization loops) and fp16 (efficientnet_b0: oneDNN's float convolutions, the
