@@ -39,6 +39,7 @@ SLOW=(
   'DynamicShape.PpOcrV4*'                                                                   # api
   'BusyHostRun.*Fp16*' 'BusyHostRun.EfficientnetB0Int8SameBits' 'OneExecutor.*Fp*'
   'SiluFusion.*' 'Int8Chains.*' 'Int8Classifiers.*' 'Int8Hybrid.*' 'Int8TextDetector.*' 'Int8TextRecognizer.*'
+  'Models/ThreadedContexts.*'  # four contexts on every input, for threads natively and under TSan
 )
 cd "$BUILD"
 if [ $FULL -eq 0 ]; then
