@@ -579,7 +579,8 @@ Status eval_GatherND(MapContext& ctx, const std::vector<Value>& in, Outputs* out
       ORKNN_RETURN_IF_ERROR(resolve_index(ctx, get_int(ind, t * k + d), data.shape[static_cast<size_t>(b + d)], &idx));
       base += idx * st[static_cast<size_t>(b + d)];
     }
-    std::memcpy(r.bytes.data() + t * slice * es, data.bytes.data() + base * es, static_cast<size_t>(slice) * es);
+    if (slice > 0)  // an empty slice has no bytes (and r maybe no buffer)
+      std::memcpy(r.bytes.data() + t * slice * es, data.bytes.data() + base * es, static_cast<size_t>(slice) * es);
   }
   out->push_back(std::move(r));
   return Status::Ok();
