@@ -5,6 +5,7 @@
 #include "common/fp16.h"
 #include "kernels/io_convert.h"
 #include "kernels/quant_util.h"
+#include "kernels/ref/float_to_int.h"
 #include "runtime/platform.h"
 
 namespace orknn {
@@ -40,16 +41,19 @@ double load_elem(const void* buf, rknn_tensor_type t, size_t i) {
   }
 }
 
+// Integer tensors take the value as Cast does (kernels/ref/float_to_int.h): a client may pass any
+// value of its type (UINT8 216 to an INT8 input, FLOAT32 1e30 to an INT32 one), and a plain
+// conversion of one the tensor's type cannot hold is undefined.
 void store_elem(void* buf, DType t, size_t i, double v) {
   switch (t) {
     case DType::kF32: static_cast<float*>(buf)[i] = static_cast<float>(v); break;
-    case DType::kI8: static_cast<int8_t*>(buf)[i] = static_cast<int8_t>(v); break;
-    case DType::kU8: static_cast<uint8_t*>(buf)[i] = static_cast<uint8_t>(v); break;
-    case DType::kI16: static_cast<int16_t*>(buf)[i] = static_cast<int16_t>(v); break;
-    case DType::kU16: static_cast<uint16_t*>(buf)[i] = static_cast<uint16_t>(v); break;
-    case DType::kI32: static_cast<int32_t*>(buf)[i] = static_cast<int32_t>(v); break;
-    case DType::kU32: static_cast<uint32_t*>(buf)[i] = static_cast<uint32_t>(v); break;
-    case DType::kI64: static_cast<int64_t*>(buf)[i] = static_cast<int64_t>(v); break;
+    case DType::kI8: static_cast<int8_t*>(buf)[i] = float_to_int<int8_t>(v); break;
+    case DType::kU8: static_cast<uint8_t*>(buf)[i] = float_to_int<uint8_t>(v); break;
+    case DType::kI16: static_cast<int16_t*>(buf)[i] = float_to_int<int16_t>(v); break;
+    case DType::kU16: static_cast<uint16_t*>(buf)[i] = float_to_int<uint16_t>(v); break;
+    case DType::kI32: static_cast<int32_t*>(buf)[i] = float_to_int<int32_t>(v); break;
+    case DType::kU32: static_cast<uint32_t*>(buf)[i] = float_to_int<uint32_t>(v); break;
+    case DType::kI64: static_cast<int64_t*>(buf)[i] = float_to_int<int64_t>(v); break;
     case DType::kBool: static_cast<uint8_t*>(buf)[i] = v != 0.0; break;
     case DType::kF16: static_cast<uint16_t*>(buf)[i] = fp32_to_fp16(static_cast<float>(v)); break;
   }

@@ -194,6 +194,42 @@ TEST(CApiLifecycle, InputConversions) {
   rknn_outputs_release(c.ctx, 1, &out);
 }
 
+// An integer input that is not quantized takes another type's values as Cast does
+// (kernels/ref/float_to_int.h): truncated toward zero, NaN 0, beyond int64 saturated, then wrapped
+// to the width. The conversion of a value the input's type cannot hold was undefined behaviour
+// (found by fuzz_model_loader).
+TEST(CApiLifecycle, IntegerInputTakesValuesBeyondItsTypeAsCastDoes) {
+  Graph g;
+  g.platform = "rk3588";
+  int x = g.add_tensor("x", {4}, DType::kI8);
+  int y = g.add_tensor("y", {2, 2}, DType::kI8);
+  orknn::Node rs; rs.name = "reshape0"; rs.op = orknn::OpId::Reshape; rs.inputs = {x, -1}; rs.outputs = {y};
+  rs.attrs.set_ints("shape", {2, 2});
+  rs.attrs.set_int("allowzero", 0);
+  g.nodes = {rs};
+  orknn::GraphInput gi; gi.tensor = x;
+  g.inputs = {gi};
+  g.outputs = {y};
+  Ctx c;
+  ASSERT_EQ(init(c, api_test::model_bytes(g)), RKNN_SUCC);
+  auto run = [&](rknn_tensor_type type, const void* data, uint32_t size) {
+    rknn_input in{};
+    in.buf = const_cast<void*>(data); in.size = size; in.type = type; in.fmt = RKNN_TENSOR_UNDEFINED;
+    std::vector<int8_t> got(4);
+    rknn_output out{};
+    out.is_prealloc = 1; out.buf = got.data(); out.size = 4;
+    EXPECT_EQ(rknn_inputs_set(c.ctx, 1, &in), RKNN_SUCC);
+    EXPECT_EQ(rknn_run(c.ctx, nullptr), RKNN_SUCC);
+    EXPECT_EQ(rknn_outputs_get(c.ctx, 1, &out, nullptr), RKNN_SUCC);
+    rknn_outputs_release(c.ctx, 1, &out);
+    return got;
+  };
+  const uint8_t bytes[4] = {0, 127, 216, 255};
+  EXPECT_EQ(run(RKNN_TENSOR_UINT8, bytes, 4), (std::vector<int8_t>{0, 127, -40, -1}));
+  const float floats[4] = {300.7f, -1e30f, NAN, 1e30f};
+  EXPECT_EQ(run(RKNN_TENSOR_FLOAT32, floats, 16), (std::vector<int8_t>{44, 0, 0, -1}));
+}
+
 TEST(CApiLifecycle, Fp16StorageRoundsEveryOpOutput) {
   Ctx c;
   ASSERT_EQ(init(c, make_model(orknn::FloatPrecision::kFp16)), RKNN_SUCC);

@@ -1,7 +1,8 @@
 // float -> integer conversion for the reference kernels (Cast, Pow with an integer base,
-// ConstantOfShape): truncation toward zero, NaN -> 0, values beyond int64 saturate to it, then
-// the result wraps to the target width, which is what numpy's astype does on x86. Unlike a plain
-// static_cast it is defined for every input, so hostile model values cannot cause UB.
+// ConstantOfShape) and the runtime's input conversions (runtime/tensor_io.cc): truncation toward
+// zero, NaN -> 0, values beyond int64 saturate to it, then the result wraps to the target width,
+// which is what numpy's astype does on x86. Unlike a plain static_cast it is defined for every
+// input, so hostile model or client values cannot cause UB.
 #pragma once
 #include <cmath>
 #include <cstdint>
