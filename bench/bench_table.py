@@ -5,7 +5,8 @@ Usage: python3 bench/bench_table.py RESULTS.jsonl [--precision fp16|fp32|int8]
 One row per model and requested thread count T (ONNX Runtime's intra-op threads; our core mask with
 T NPU cores, run_bench.sh). CPU/wall is the cores each runtime kept busy during the timed runs: it
 shows where ours ran one thread under a two-core mask (models under 200 M MACs). In INT8 mode the
-'ORT runs' column says whether ONNX Runtime ran a QDQ INT8 model or the fp32 one. With several passes (run_bench.sh --repeat) a row shows the pass
+'ORT runs' column says whether ONNX Runtime ran a QDQ INT8 model (the preparation's, or our calibration
+exported with rknn_convert --export-qdq) or the fp32 one. With several passes (run_bench.sh --repeat) a row shows the pass
 with the lowest median per runtime (the least disturbed one on a shared machine), the median load time
 over the passes and the largest peak RSS. The ratio is ours / ONNX Runtime: below 1 is faster. The last
 column is ours / the published single-core RK3588 NPU latency of the vendor model zoo (SDK 2.3.2), for
@@ -76,7 +77,9 @@ def main():
             return f"{s['cpu']:.1f}" if s and s.get("cpu") is not None else "-"
         npu_ref = NPU_MS.get(args.precision, {}).get(model)
         npu = f"{ours['median'] / npu_ref:.2f} (NPU {npu_ref})" if npu_ref and ours else "-"
-        ort_runs = ("INT8 (QDQ) | " if "_qdq" in ort.get("onnx", "") else "fp32 | ") if int8 else ""
+        onnx = ort.get("onnx", "")
+        ort_runs = ("INT8 (our QDQ export) | " if "export_qdq" in onnx else "INT8 (QDQ) | " if "_qdq" in onnx
+                    else "fp32 | ") if int8 else ""
         print(f"| {model} | {threads} ({masks.get(threads, 'ALL')}) | {ort_runs}{cell(ort)} | {cell(ours)} | {ratio} | "
               f"{cpu(ort)}, {cpu(ours)} | {ms(ort.get('load'))} | "
               f"{ms(ours.get('load'))} | {rss(ort)} | {rss(ours)} | "

@@ -9,8 +9,10 @@
 #   --models     default: the nine test models (docs/benchmarks.md)
 #   --repeat     passes over all configurations; the table keeps each one's least disturbed pass
 #   --precision  fp16 (default, the runtime's float default), fp32, or int8: our models quantized on
-#                the calibration sets (WORK_DIR/calib), compared with ONNX Runtime on NAME_qdq.onnx
-#                (its fused INT8 kernels) where the preparation made one, else on the float model
+#                the calibration sets (WORK_DIR/calib), compared with ONNX Runtime on an INT8 QDQ
+#                model (its fused INT8 kernels): NAME_qdq.onnx where the preparation made one, else
+#                our own calibration exported with rknn_convert --export-qdq (opset 13 and newer
+#                models), else the float model
 #   --out        raw JSON lines (default: WORK_DIR/bench/results.jsonl)
 # Models come from scripts/prepare_test_models.sh (WORK_DIR = $ORKNN_MODELS_DIR or tests/models/work);
 # they are converted to WORK_DIR/bench/NAME.PRECISION.rknn when missing or older than the ONNX file or
@@ -72,9 +74,12 @@ int8_options() {
     *) echo "--dataset $WORK_DIR/calib/torchvision.txt" ;;
   esac
 }
-# The ONNX model ONNX Runtime runs: the QDQ INT8 version in int8 mode when there is one.
+# The ONNX model ONNX Runtime runs: in int8 mode a QDQ INT8 version when there is one (the
+# preparation's, else our export), else the float model.
 ort_model() {
   if [ "$PRECISION" = int8 ] && [ -f "$WORK_DIR/${1}_qdq.onnx" ]; then echo "$WORK_DIR/${1}_qdq.onnx"
+  elif [ "$PRECISION" = int8 ] && [ -f "$WORK_DIR/bench/$1.int8.export_qdq.onnx" ]; then
+    echo "$WORK_DIR/bench/$1.int8.export_qdq.onnx"
   else echo "$WORK_DIR/$1.onnx"; fi
 }
 
@@ -92,18 +97,30 @@ OUT="${OUT:-$WORK_DIR/bench/results.jsonl}"
 # ---- convert ----------------------------------------------------------------------------------------
 IFS=, read -r -a MODEL_LIST <<< "$MODELS"
 IFS=, read -r -a THREAD_LIST <<< "$THREADS"
+# Our calibration as QDQ ONNX too (int8), for ONNX Runtime where the preparation made no QDQ model;
+# the export needs opset 13 (per-channel DequantizeLinear), so older models convert without it.
+wants_export() {  # MODEL
+  [ "$PRECISION" = int8 ] && [ ! -f "$WORK_DIR/${1}_qdq.onnx" ] && "$PY" -c 'import onnx, sys
+m = onnx.load(sys.argv[1], load_external_data=False)
+sys.exit(0 if any(o.domain in ("", "ai.onnx") and o.version >= 13 for o in m.opset_import) else 1)' "$WORK_DIR/$1.onnx"
+}
 for m in "${MODEL_LIST[@]}"; do
   onnx="$WORK_DIR/$m.onnx"
   rknn="$WORK_DIR/bench/$m.$PRECISION.rknn"
+  qdq="$WORK_DIR/bench/$m.int8.export_qdq.onnx"
   [ -f "$onnx" ] || die "$onnx is missing: run scripts/prepare_test_models.sh"
-  if [ ! -f "$rknn" ] || [ "$onnx" -nt "$rknn" ] || [ "$CONVERT" -nt "$rknn" ]; then
+  export_qdq=()
+  if wants_export "$m"; then export_qdq=(--export-qdq "$qdq"); fi
+  if [ ! -f "$rknn" ] || [ "$onnx" -nt "$rknn" ] || [ "$CONVERT" -nt "$rknn" ] ||
+     { [ ${#export_qdq[@]} -gt 0 ] && [ ! -f "$qdq" ]; }; then
     shape="$(input_shape "$m")"
     echo "converting $m ($PRECISION)" >&2
     dims="${shape#*=}"
+    rm -f "$qdq"
     if [ "$PRECISION" = int8 ]; then
       # shellcheck disable=SC2046  # the options are words
-      "$CONVERT" "$onnx" -o "$rknn.tmp" -t rk3588 --input-shape "${shape%%=*}=${dims//x/,}" --quantize $(int8_options "$m") -q >&2 ||
-        die "rknn_convert --quantize failed on $onnx"
+      "$CONVERT" "$onnx" -o "$rknn.tmp" -t rk3588 --input-shape "${shape%%=*}=${dims//x/,}" --quantize $(int8_options "$m") \
+        "${export_qdq[@]}" -q >&2 || die "rknn_convert --quantize failed on $onnx"
     else
       "$CONVERT" "$onnx" -o "$rknn.tmp" -t rk3588 --input-shape "${shape%%=*}=${dims//x/,}" --float-precision "$PRECISION" -q >&2 ||
         die "rknn_convert failed on $onnx"
@@ -148,8 +165,8 @@ done
 echo "raw results: $OUT" >&2
 echo "host: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load average $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ "$PRECISION" = int8 ]; then
-  echo "our models: INT8 (calibrated); ONNX Runtime $ORT_VERSION on NAME_qdq.onnx (INT8) where it exists," \
-    "else on the fp32 model (column 'ORT runs')"
+  echo "our models: INT8 (calibrated); ONNX Runtime $ORT_VERSION on an INT8 QDQ model where there is one" \
+    "(NAME_qdq.onnx, else our calibration exported with --export-qdq), else on the fp32 model (column 'ORT runs')"
 else echo "our models: $PRECISION storage; ONNX Runtime $ORT_VERSION (Python), fp32"; fi
 echo
 "$PY" "$ROOT/bench/bench_table.py" "$OUT" --precision "$PRECISION"
