@@ -186,7 +186,12 @@ def build(name, size):
     """The Ultralytics model of `name` (YOLOX: its YOLOv5-s body and our YOLOX head) with
     variance-keeping random weights, in eval mode."""
     from ultralytics import YOLO
+    from ultralytics.nn.modules import Conv
     yaml_name, task = YAMLS[name]
+    # Ultralytics' parse_model sets Conv.default_act for the whole process when a YAML names an
+    # activation (yolov7_tiny: LeakyReLU) and never sets it back, so every model after it would get
+    # LeakyReLU: each model starts from the default, SiLU.
+    Conv.default_act = nn.SiLU()
     torch.manual_seed(common.WEIGHT_SEED)
     if name == "yolov7_tiny":
         import yaml
