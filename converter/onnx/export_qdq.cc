@@ -5,10 +5,12 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "converter/onnx/tensor_proto.h"
 #include "converter/quant/observer.h"
+#include "ops/op.h"
 
 namespace orknn::onnx_import {
 namespace {
@@ -165,6 +167,61 @@ Status fold_batchnorm(onnx::GraphProto* g, std::set<std::string>* used) {
   return Status::Ok();
 }
 
+// A tensor of the INT8 graph held as int8 with one scale (an activation), or nullptr.
+const Tensor* int8_activation(const Graph& q, int id) {
+  if (id < 0) return nullptr;
+  const Tensor& t = q.tensor(id);
+  return !t.is_const() && t.dtype == DType::kI8 && t.quant.scale.size() == 1 ? &t : nullptr;
+}
+
+// The int8 tensors of activations the converter split off a compute node (prepare_for_quantization,
+// converter/quant/quantize.h), which are ONNX values under other names: the compute node's output
+// (the activation's input) and, for SiLU, the Sigmoid's output. The INT8 graph names them after the
+// activation's output ("<y>_preact"), so they are found by structure: an activation node whose input
+// is no ONNX value and whose output is written in the ONNX graph by the same op type; or Sigmoid and
+// Mul (SiLU) whose Mul output is written in the ONNX graph by Mul(x, Sigmoid(x)). Without them the
+// export would leave those tensors float: not the INT8 model, and a form the vendor's toolkit
+// crashes on when such an activation feeds a residual Add.
+void add_split_activations(const onnx::GraphProto& g, const Graph& q, const std::set<std::string>& values,
+                           std::vector<std::pair<std::string, const Tensor*>>* out) {
+  std::map<std::string, const onnx::NodeProto*> producer;
+  for (const auto& n : g.node())
+    for (const auto& o : n.output()) producer[o] = &n;
+  auto onnx_producer = [&](int id) -> const onnx::NodeProto* {
+    auto it = producer.find(q.tensor(id).name);
+    return it == producer.end() ? nullptr : it->second;
+  };
+  for (const Node& a : q.nodes) {
+    if (a.inputs.size() != 1 || a.outputs.size() != 1 || a.outputs[0] < 0) continue;
+    const Tensor* pre = int8_activation(q, a.inputs[0]);
+    if (!pre || values.count(pre->name)) continue;
+    const onnx::NodeProto* p = onnx_producer(a.outputs[0]);
+    if (p && p->op_type() == op_name(a.op) && p->input_size() >= 1) {
+      out->emplace_back(p->input(0), pre);
+      continue;
+    }
+    if (a.op != OpId::Sigmoid) continue;
+    for (const Node& m : q.nodes) {
+      if (m.op != OpId::Mul || m.inputs.size() != 2 || m.outputs.empty() || m.outputs[0] < 0) continue;
+      const bool silu = (m.inputs[0] == a.inputs[0] && m.inputs[1] == a.outputs[0]) ||
+                        (m.inputs[1] == a.inputs[0] && m.inputs[0] == a.outputs[0]);
+      if (!silu) continue;
+      const onnx::NodeProto* om = onnx_producer(m.outputs[0]);
+      if (!om || om->op_type() != "Mul" || om->input_size() != 2) break;
+      for (int k = 0; k < 2; ++k) {
+        auto sp = producer.find(om->input(k));
+        if (sp == producer.end() || sp->second->op_type() != "Sigmoid" || sp->second->input_size() < 1 ||
+            sp->second->input(0) != om->input(1 - k))
+          continue;
+        out->emplace_back(om->input(1 - k), pre);
+        if (const Tensor* sig = int8_activation(q, a.outputs[0])) out->emplace_back(om->input(k), sig);
+        break;
+      }
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 Status export_qdq(const Graph& quantized, onnx::ModelProto* model) {
@@ -225,6 +282,7 @@ Status export_qdq(const Graph& quantized, onnx::ModelProto* model) {
     const Tensor& out = quantized.tensor(n.outputs[0]);
     if (values.count(in.name) && out.quant.scale.size() == 1) quantized_values.emplace_back(in.name, &out);
   }
+  add_split_activations(*g, quantized, values, &quantized_values);
   for (const auto& [name, tp] : quantized_values) {
     const Tensor& t = *tp;
     if (pairs.count(name)) continue;

@@ -185,10 +185,18 @@ Status strip_qdq(Graph& g, QuantizeSettings* s) {
   // sat in between. Fusing moves the compute op onto the activation's output tensor; activations
   // that int8 compute ops cannot apply are split off again, and their input gets back its
   // original name (and so its parameters).
+  // SiLU's Sigmoid output gets its name back the same way.
   std::map<std::string, std::string> compute_output;  // node name -> output tensor name
+  std::map<std::string, std::string> sigmoid_output;  // node name -> the output of a Sigmoid reading it
+  std::map<int, std::string> sigmoid_of;              // tensor -> the output name of a Sigmoid reading it
   for (const Node& n : g.nodes)
-    if (is_compute_op(n.op) && !n.outputs.empty() && n.outputs[0] >= 0)
+    if (n.op == OpId::Sigmoid && n.inputs.size() == 1 && !n.outputs.empty() && n.outputs[0] >= 0)
+      sigmoid_of[n.inputs[0]] = g.tensor(n.outputs[0]).name;
+  for (const Node& n : g.nodes)
+    if (is_compute_op(n.op) && !n.outputs.empty() && n.outputs[0] >= 0) {
       compute_output[n.name] = g.tensor(n.outputs[0]).name;
+      if (auto it = sigmoid_of.find(n.outputs[0]); it != sigmoid_of.end()) sigmoid_output[n.name] = it->second;
+    }
   int fused = 0;
   ORKNN_RETURN_IF_ERROR(fuse_conv_activation(g, &fused));
   ORKNN_RETURN_IF_ERROR(remove_dead_code(g, nullptr));
@@ -199,6 +207,15 @@ Status strip_qdq(Graph& g, QuantizeSettings* s) {
   ORKNN_RETURN_IF_ERROR(prepare_for_quantization(g));
   std::set<std::string> names;
   for (const Tensor& t : g.tensors) names.insert(t.name);
+  std::map<int, int> split_sigmoid;  // compute output -> the Sigmoid prepare_for_quantization split off it
+  for (const Node& n : g.nodes)
+    if (n.op == OpId::Sigmoid && n.inputs.size() == 1 && !n.outputs.empty() && n.outputs[0] >= 0)
+      split_sigmoid[n.inputs[0]] = n.outputs[0];
+  auto rename = [&](Tensor& t, const std::string& name) {
+    names.erase(t.name);
+    t.name = name;
+    names.insert(name);
+  };
   for (const Node& n : g.nodes) {
     auto before = compute_output.find(n.name);
     auto after = fused_output.find(n.name);
@@ -208,9 +225,11 @@ Status strip_qdq(Graph& g, QuantizeSettings* s) {
     Tensor& out = g.tensor(n.outputs[0]);
     // Unchanged by prepare_for_quantization (no activation, or Relu/Clip fused): nothing to do.
     if (out.name == after->second || names.count(before->second)) continue;
-    names.erase(out.name);
-    out.name = before->second;
-    names.insert(out.name);
+    rename(out, before->second);
+    auto sig = sigmoid_output.find(n.name);
+    auto split = split_sigmoid.find(n.outputs[0]);
+    if (sig != sigmoid_output.end() && split != split_sigmoid.end() && !names.count(sig->second))
+      rename(g.tensor(split->second), sig->second);
   }
 
   s->given_activations.clear();

@@ -1,11 +1,13 @@
 // rknn_convert's quantization options (when built next to this test): --quantize, --dataset,
 // --algorithm, --method, --float-layers, the YAML keys, the per-layer precision table, and the
 // errors. The written model is loaded back to check what was stored.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 
 #include "converter/cli_test_util.h"
 #include "converter/converter_test_util.h"
@@ -57,6 +59,34 @@ class QuantCli : public ToolTest {
   }
   std::string list() const { return (dir_ / "data" / "list.txt").string(); }
   std::string out_model() const { return (dir_ / "q.rknn").string(); }
+  // Two INT8 models of the fixture's input give the same int8 outputs, bit for bit, on the three
+  // calibration samples (quantized with the first model's input parameters, which must match).
+  void expect_same_int8_outputs(const std::string& model_a, const std::string& model_b) {
+    bool ok = false;
+    Graph a = load(model_a, &ok);
+    ASSERT_TRUE(ok);
+    Graph b = load(model_b, &ok);
+    ASSERT_TRUE(ok);
+    const Tensor &in_a = a.tensor(a.inputs[0].tensor), &in_b = b.tensor(b.inputs[0].tensor);
+    ASSERT_EQ(in_a.dtype, DType::kI8);
+    ASSERT_EQ(in_b.dtype, DType::kI8);
+    ASSERT_EQ(in_a.quant.scale, in_b.quant.scale);
+    ASSERT_EQ(in_a.quant.zero_point, in_b.quant.zero_point);
+    for (int i = 0; i < 3; ++i) {
+      std::vector<float> x;
+      ASSERT_OK(load_calibration_file((dir_ / "data" / ("s" + std::to_string(i) + ".npy")).string(), a, 0, &x));
+      std::vector<uint8_t> q(x.size());
+      for (size_t k = 0; k < x.size(); ++k)
+        q[k] = static_cast<uint8_t>(static_cast<int8_t>(std::clamp(
+            std::nearbyint(x[k] / in_a.quant.scale[0]) + in_a.quant.zero_point[0], -128.f, 127.f)));
+      std::vector<std::vector<uint8_t>> out_a, out_b;
+      ASSERT_OK(run_graph(a, {q}, &out_a));
+      ASSERT_OK(run_graph(b, {q}, &out_b));
+      ASSERT_EQ(out_a.size(), 1u);
+      EXPECT_FALSE(out_a[0].empty());
+      EXPECT_EQ(out_a, out_b) << "sample " << i;
+    }
+  }
 };
 
 TEST_F(QuantCli, QuantizeWithDatasetPrintsThePrecisionTable) {
@@ -178,33 +208,58 @@ TEST_F(QuantCli, ExportQdqRoundTripsBitExactly) {
     }
   }
   ASSERT_EQ(ToolTest::run(qdq + " -t rk3588 -o " + back + " -q", &out), 0) << out;
-  bool ok = false;
-  Graph a = load(out_model(), &ok);
-  ASSERT_TRUE(ok);
-  Graph b = load(back, &ok);
-  ASSERT_TRUE(ok);
-  const Tensor &in_a = a.tensor(a.inputs[0].tensor), &in_b = b.tensor(b.inputs[0].tensor);
-  ASSERT_EQ(in_a.dtype, DType::kI8);
-  ASSERT_EQ(in_b.dtype, DType::kI8);
-  ASSERT_EQ(in_a.quant.scale, in_b.quant.scale);
-  ASSERT_EQ(in_a.quant.zero_point, in_b.quant.zero_point);
-  for (int i = 0; i < 3; ++i) {
-    std::vector<float> x;
-    ASSERT_OK(load_calibration_file((dir_ / "data" / ("s" + std::to_string(i) + ".npy")).string(), a, 0, &x));
-    std::vector<uint8_t> q(x.size());
-    for (size_t k = 0; k < x.size(); ++k)
-      q[k] = static_cast<uint8_t>(static_cast<int8_t>(std::clamp(
-          std::nearbyint(x[k] / in_a.quant.scale[0]) + in_a.quant.zero_point[0], -128.f, 127.f)));
-    std::vector<std::vector<uint8_t>> out_a, out_b;
-    ASSERT_OK(run_graph(a, {q}, &out_a));
-    ASSERT_OK(run_graph(b, {q}, &out_b));
-    ASSERT_EQ(out_a.size(), 1u);
-    EXPECT_FALSE(out_a[0].empty());
-    EXPECT_EQ(out_a, out_b) << "sample " << i;
-  }
+  expect_same_int8_outputs(out_model(), back);
   // Only INT8 conversions export.
   EXPECT_EQ(run("-o " + out_model() + " --export-qdq " + qdq, &out), 1);
   EXPECT_NE(out.find("--export-qdq writes an INT8 model"), std::string::npos) << out;
+}
+
+// Activations the converter computes apart from their convolution in INT8 (SiLU as Sigmoid and Mul,
+// LeakyRelu) have int8 inputs that the ONNX graph names differently (the convolution's output). The
+// export quantizes those values too, with their int8 weights, so that it is the INT8 model (bit for
+// bit once converted back) and the vendor's toolkit, which crashes on a residual Add after such an
+// activation left float, builds it.
+TEST_F(QuantCli, ExportQdqQuantizesSplitActivations) {
+  if (!has_quantized_ref_kernel(OpId::Conv)) GTEST_SKIP() << "no int8 Conv kernel in this build";
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-0.4f, 0.4f);
+  auto rnd = [&](size_t n) {
+    std::vector<float> v(n);
+    for (auto& x : v) x = u(rng);
+    return v;
+  };
+  B b(13);
+  b.input("img", {1, 3, 8, 8});
+  b.init_f32("w1", {4, 3, 3, 3}, rnd(108));
+  b.init_f32("w2", {4, 4, 3, 3}, rnd(144));
+  auto* c1 = b.node("Conv", {"img", "w1"}, {"c1"}, "conv1");
+  B::attr_ints(c1, "pads", {1, 1, 1, 1});
+  b.node("Sigmoid", {"c1"}, {"s1"}, "sigmoid1");
+  b.node("Mul", {"c1", "s1"}, {"a1"}, "silu1");
+  auto* c2 = b.node("Conv", {"a1", "w2"}, {"c2"}, "conv2");
+  B::attr_ints(c2, "pads", {1, 1, 1, 1});
+  auto* lr = b.node("LeakyRelu", {"c2"}, {"a2"}, "leaky2");
+  B::attr_f(lr, "alpha", 0.1f);
+  b.node("Add", {"a1", "a2"}, {"y"}, "residual");
+  b.output("y");
+  std::ofstream(dir_ / "m.onnx", std::ios::binary) << b.bytes();
+  const std::string qdq = (dir_ / "q_qdq.onnx").string(), back = (dir_ / "back.rknn").string();
+  std::string out;
+  ASSERT_EQ(run("-o " + out_model() + " --quantize --dataset " + list() + " --export-qdq " + qdq + " -q", &out), 0) << out;
+  onnx::ModelProto m;
+  {
+    std::ifstream f(qdq, std::ios::binary);
+    ASSERT_TRUE(m.ParseFromIstream(&f));
+  }
+  std::set<std::string> quantized, weights;
+  for (const auto& n : m.graph().node()) {
+    if (n.op_type() == "QuantizeLinear") quantized.insert(n.input(0));
+    if (n.op_type() == "DequantizeLinear" && (n.input(0) == "w1/int8" || n.input(0) == "w2/int8")) weights.insert(n.input(0));
+  }
+  for (const char* v : {"img", "c1", "s1", "a1", "c2", "a2"}) EXPECT_TRUE(quantized.count(v)) << v;
+  EXPECT_EQ(weights.size(), 2u);
+  ASSERT_EQ(ToolTest::run(qdq + " -t rk3588 -o " + back + " -q", &out), 0) << out;
+  expect_same_int8_outputs(out_model(), back);
 }
 
 TEST_F(QuantCli, Errors) {
