@@ -186,12 +186,18 @@ TEST(FusedFp16Rounding, SigmoidAndBinaryOps) {
   }
 }
 
-TEST(FusedFp16Rounding, ErfGeluLayerNorm) {
+TEST(FusedFp16Rounding, ErfGeluTanhLayerNorm) {
   if (!ORKNN_X86_HAS("avx512f")) GTEST_SKIP() << "CPU without AVX-512F";
   for (OpId op : {OpId::Erf, OpId::Gelu}) {
     Graph g;
     Node n = one_input_node(g, op, {3, 7, 41}, {3, 7, 41});
     expect_fused_rounding(g, n, "x86_erf_f32", {awkward_values(3 * 7 * 41, 23)});
+  }
+  for (const char* approximate : {"", "tanh"}) {  // Tanh, Gelu's tanh formula
+    Graph g;
+    Node n = one_input_node(g, *approximate ? OpId::Gelu : OpId::Tanh, {3, 7, 41}, {3, 7, 41});
+    if (*approximate) n.attrs.set_string("approximate", approximate);
+    expect_fused_rounding(g, n, "x86_tanh_f32", {awkward_values(3 * 7 * 41, 29)});
   }
   {
     Graph g;

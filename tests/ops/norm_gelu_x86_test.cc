@@ -1,7 +1,9 @@
-// The AVX-512 float Erf / Gelu (src/kernels/x86/erf_gelu_avx512.cc) and LayerNormalization
+// The AVX-512 float Erf / Gelu / Tanh (src/kernels/x86/elementwise_avx512.cc) and LayerNormalization
 // (src/kernels/x86/layernorm_f32_avx512.cc) kernels against the reference kernels, within the
 // tolerances of docs/kernels.md: Erf within 1 float ulp of std::erf over a dense sweep of [-5, 5],
-// tiny, denormal and special values; Gelu within 2^-24 |x| plus one ulp of the output; LayerNorm
+// tiny, denormal and special values; Gelu within 2^-24 |x| plus one ulp of the output; Tanh within
+// 3 ulps of std::tanh over [-10, 10] and the same kinds of values, Gelu's tanh formula within
+// 2.5 2^-24 |x| plus one ulp; LayerNorm
 // within float reassociation of its two sums. Vector tails, 1 and 2 threads, the blocked layout
 // where a kernel takes it, and the nodes the kernels leave to the reference.
 #include <gtest/gtest.h>
@@ -122,11 +124,59 @@ TEST(GeluX86, WithinToleranceOfReference) {
     }
     EXPECT_EQ(bad, 0u) << "gelu(" << x[first] << ") = " << have[first] << ", reference " << o.ref[first];
   }
+}
+
+// Tanh inputs: a dense sweep of [-10, 10] (both branches, their boundary at |x| = 0.625, the
+// saturation past 9), tiny and denormal magnitudes, and the special values; odd in number.
+std::vector<float> tanh_inputs() {
+  std::vector<float> v;
+  for (int i = -1000000; i <= 1000000; ++i) v.push_back(static_cast<float>(i) * 1e-5f);
+  for (float x = 1.f; x > 1e-44f; x *= 0.37f) v.insert(v.end(), {x, -x});
+  for (float x : {0.62499994f, 0.625f, 0.62500006f, 8.99f, 9.f, 9.01f, 44.f, 1e30f}) v.insert(v.end(), {x, -x});
+  const float inf = std::numeric_limits<float>::infinity();
+  v.insert(v.end(), {0.f, -0.f, inf, -inf, std::numeric_limits<float>::quiet_NaN()});
+  if (v.size() % 2 == 0) v.push_back(0.5f);
+  return v;
+}
+
+TEST(TanhX86, WithinThreeUlpsOfReference) {
+  REQUIRE_AVX512F();
+  const std::vector<float> x = tanh_inputs();
+  const Outputs o = run_unary(OpId::Tanh, Attrs(), x, "x86_tanh_f32");
+  for (const std::vector<float>& have : o.fast) {
+    int64_t worst = 0;
+    size_t at = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (ulps(have[i], o.ref[i]) > worst) worst = ulps(have[i], o.ref[i]), at = i;
+      if (x[i] == 0.f) EXPECT_EQ(std::signbit(have[i]), std::signbit(x[i])) << "tanh(" << x[i] << ")";
+    }
+    EXPECT_LE(worst, 3) << "tanh(" << x[at] << ") = " << have[at] << ", reference " << o.ref[at];
+  }
+}
+
+// Gelu's tanh formula: the reference's operations in its order with a tanh within 3 ulps of
+// std::tanh (at most 2^-24 each below 1), which can move 1 + tanh by one more rounding step (2^-23
+// in [1, 2)), all scaled by 0.5 |x|: within 2.5 |x| 2^-24 plus one ulp of the output; NaN and
+// infinities exactly.
+TEST(GeluX86, TanhApproximationWithinToleranceOfReference) {
+  REQUIRE_AVX512F();
+  std::vector<float> x = tanh_inputs();
   Attrs tanh_approx;
   tanh_approx.set_string("approximate", "tanh");
-  const OpResult t = test::run_op(OpId::Gelu, tanh_approx, {TensorData::f32({5}, {-2, -1, 0, 1, 2})}, 1, "");
-  ASSERT_TRUE(t.status.ok()) << t.status.message();
-  EXPECT_EQ(t.kernel_name, "ref");
+  const Outputs o = run_unary(OpId::Gelu, tanh_approx, x, "x86_tanh_f32");
+  for (const std::vector<float>& have : o.fast) {
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const float want = o.ref[i];
+      double tol = 0;
+      if (std::isfinite(want)) {
+        const float ulp_y = std::nextafter(std::fabs(want), INFINITY) - std::fabs(want);
+        tol = 2.5 * std::ldexp(std::fabs(x[i]), -24) + ulp_y;
+      }
+      if (ulps(have[i], want) != 0 && !(std::fabs(double(have[i]) - want) <= tol) && bad++ == 0) first = i;
+    }
+    EXPECT_EQ(bad, 0u) << "gelu(" << x[first] << ") = " << have[first] << ", reference " << o.ref[first];
+  }
 }
 
 // ------------------------------------------------------------------------- LayerNormalization
