@@ -15,6 +15,8 @@
 //       quantized_dtype: w8a8                       # or asymmetric_quantized-8; with quantize: true (or alone): INT8
 //       quantized_algorithm: normal                 # normal | kl_divergence (kl) | mmse
 //       quantized_method: channel                   # channel | layer
+//       bias_correction: true                       # ours: --[no-]bias-correction (docs/convert.md)
+//       kl_keep_tails: true                         # ours: --[no-]kl-keep-tails (docs/convert.md)
 //       dataset: ./dataset.txt                      # relative to this file
 //       float_layers: [conv_12, head/Mul]           # hybrid quantization: nodes kept in float
 //       rknn_batch_size: 4                          # every input's batch (--batch-size)
@@ -261,6 +263,10 @@ Status apply_config(const YAML::Node& root, const std::string& path, const std::
         } else if (key == "auto_hybrid_cos_thresh") {
           if (!v.IsNull()) auto_hybrid_cos = v.as<double>();
           if (!(auto_hybrid_cos > 0.0 && auto_hybrid_cos <= 1.0)) return bad(path, key, "must be in (0, 1]");
+        } else if (key == "bias_correction") {
+          opts->quant.bias_correction = truthy(v);  // ours (docs/convert.md); the command line wins
+        } else if (key == "kl_keep_tails") {
+          opts->quant.kl_keep_tails = truthy(v);  // ours (docs/convert.md); the command line wins
         } else if (key == "quantized_method") {
           const std::string m = scalar(v);
           if (m != "channel" && m != "layer") return bad(path, key, "must be channel or layer, not '" + m + "'");

@@ -15,6 +15,7 @@
 #include "converter/onnx/export_qdq.h"
 #include "converter/onnx/model_edits.h"
 #include "converter/quant/accuracy.h"
+#include "converter/quant/bias_correction.h"
 #include "converter/quant/calibrate.h"
 #include "converter/quant/custom_op_lib.h"
 #include "converter/quant/dataset.h"
@@ -128,16 +129,30 @@ Status check_quant_options(const QuantOptions& q, bool qdq_model, QuantizeSettin
   return Status::Ok();
 }
 
-// Calibrated activation ranges by tensor name: how a dynamic-shape conversion hands set 0's
-// calibration to the other sets (names are the same in every set; tensor ids need not be).
-using NamedRanges = std::map<std::string, std::pair<float, float>>;
+// The .rknn's record of a calibrated INT8 conversion (rknn_inspect info prints it). samples < 0:
+// the ranges came from another conversion of the model (a shape set, batch 1).
+std::string calibration_settings(const QuantOptions& q, int samples) {
+  const std::string on =
+      samples >= 0 ? strfmt("calibrated on %d samples", samples) : "calibration of the first conversion";
+  return strfmt("int8: %s, algorithm %s%s, weights per %s, bias correction %s", on.c_str(), q.algorithm.c_str(),
+                q.algorithm == "kl" && q.kl_keep_tails ? " (keep tails)" : "", q.method.c_str(),
+                q.bias_correction ? "on" : "off");
+}
+
+// What calibration chose, by name: how a dynamic-shape conversion hands set 0's calibration to the
+// other sets (names are the same in every set; tensor ids need not be), and a batch-N or
+// auto-hybrid conversion its first calibration to the later ones.
+struct NamedCalibration {
+  std::map<std::string, std::pair<float, float>> ranges;  // activation ranges by tensor name
+  BiasDeltas bias_deltas;                                 // --bias-correction: by node name
+};
 
 // INT8 conversion of the graph the passes produced: the model's own parameters (QDQ models), or
 // calibration on the data set. Dynamic shapes: `given` (sets >= 1) replaces calibration with set
 // 0's ranges; `calibrated` (set 0) receives them.
 Status quantize_converted(Graph& g, const QuantOptions& q, QuantizeSettings settings, CalibAlgorithm alg,
-                          ConvertReport* report, const NamedRanges* given = nullptr,
-                          NamedRanges* calibrated = nullptr) {
+                          ConvertReport* report, const NamedCalibration* given = nullptr,
+                          NamedCalibration* calibrated = nullptr) {
   std::vector<ConvertReport::LayerPrecision> table;
   int samples_used = 0;
   if (graph_has_qdq(g)) {
@@ -163,20 +178,27 @@ Status quantize_converted(Graph& g, const QuantOptions& q, QuantizeSettings sett
     std::map<int, std::pair<float, float>> ranges;
     if (given) {
       for (size_t i = 0; i < g.tensors.size(); ++i) {
-        auto it = given->find(g.tensors[i].name);
-        if (it != given->end()) ranges[static_cast<int>(i)] = it->second;
+        auto it = given->ranges.find(g.tensors[i].name);
+        if (it != given->ranges.end()) ranges[static_cast<int>(i)] = it->second;
       }
+      ORKNN_RETURN_IF_ERROR(quantize_graph(g, ranges, settings, &table));
+      if (q.bias_correction) ORKNN_RETURN_IF_ERROR(apply_bias_deltas(g, given->bias_deltas));
+      g.conversion_settings = calibration_settings(q, -1);
     } else {
       std::vector<CalibrationSample> samples;
       ORKNN_RETURN_IF_ERROR(load_calibration_set(q.dataset, g, &samples));
       if (samples.empty())
         return ORKNN_ERR(kInvalidParam, "calibration data set '%s' lists no samples", q.dataset.c_str());
-      ORKNN_RETURN_IF_ERROR(calibrate(g, samples, alg, &ranges, custom_libs.ops()));
+      ORKNN_RETURN_IF_ERROR(calibrate(g, samples, alg, &ranges, custom_libs.ops(), q.kl_keep_tails));
       samples_used = static_cast<int>(samples.size());
       if (calibrated)
-        for (const auto& [id, range] : ranges) (*calibrated)[g.tensor(id).name] = range;
+        for (const auto& [id, range] : ranges) calibrated->ranges[g.tensor(id).name] = range;
+      const Graph float_graph = g;  // constants are shared, not copied
+      ORKNN_RETURN_IF_ERROR(quantize_graph(g, ranges, settings, &table));
+      if (q.bias_correction)
+        ORKNN_RETURN_IF_ERROR(correct_biases(float_graph, g, samples, calibrated ? &calibrated->bias_deltas : nullptr));
+      g.conversion_settings = calibration_settings(q, samples_used);
     }
-    ORKNN_RETURN_IF_ERROR(quantize_graph(g, ranges, settings, &table));
   }
   if (report) {
     report->layer_precision = std::move(table);
@@ -196,8 +218,8 @@ std::vector<std::string> onnx_input_names(const onnx::ModelProto& model) {
 }
 
 Status convert_static(const onnx::ModelProto& model, const std::string& model_dir, const ConvertOptions& opts,
-                      Graph* out, ConvertReport* report, const NamedRanges* given_ranges = nullptr,
-                      NamedRanges* calibrated_ranges = nullptr) {
+                      Graph* out, ConvertReport* report, const NamedCalibration* given_ranges = nullptr,
+                      NamedCalibration* calibrated_ranges = nullptr) {
   if (!find_platform(opts.platform)) {
     std::string names;
     for (const auto& p : platform_names()) names += (names.empty() ? "" : ", ") + p;
@@ -282,7 +304,7 @@ Status convert_auto_hybrid(const onnx::ModelProto& model, const std::string& mod
   if (!(target > 0.0 && target <= 1.0))
     return ORKNN_ERR(kInvalidParam, "--auto-hybrid: the target cosine must be in (0, 1], got %g", target);
   ConvertOptions qo = opts;
-  NamedRanges ranges;
+  NamedCalibration ranges;
   Graph q;
   ORKNN_RETURN_IF_ERROR(convert_static(model, model_dir, qo, &q, report, nullptr, &ranges));
   const int calibration_samples = report ? report->calibration_samples : 0;  // the later runs reuse the ranges
@@ -338,9 +360,11 @@ Status convert_auto_hybrid(const onnx::ModelProto& model, const std::string& mod
   }
   std::string names;
   for (const auto& n : chosen) names += (names.empty() ? "" : ", ") + n;
-  q.conversion_settings = strfmt("auto-hybrid: lowest output cosine %.6f against fp32 (target %.6f) on %zu data set "
-                                 "sample(s); layers kept float: %s", worst, target, samples.size(),
-                                 names.empty() ? "none" : names.c_str());
+  // After the calibration's own record.
+  q.conversion_settings += strfmt("%sauto-hybrid: lowest output cosine %.6f against fp32 (target %.6f) on %zu data "
+                                  "set sample(s); layers kept float: %s",
+                                  q.conversion_settings.empty() ? "" : "; ", worst, target, samples.size(),
+                                  names.empty() ? "none" : names.c_str());
   if (report) {
     report->calibration_samples = calibration_samples;
     report->auto_hybrid_layers = chosen;
@@ -373,7 +397,7 @@ Status convert_model(const onnx::ModelProto& model, const std::string& model_dir
     if (!opts.dynamic_shapes.empty() || opts.quant.auto_hybrid_cos > 0.0)
       return ORKNN_ERR(kUnimplemented, "a batch size with dynamic shapes or --auto-hybrid is not supported in INT8");
     if (dyn) dyn->sets.clear();
-    NamedRanges ranges;
+    NamedCalibration ranges;
     Graph single;
     ConvertReport calibration;
     ORKNN_RETURN_IF_ERROR(convert_static(cut, model_dir, o, &single, &calibration, nullptr, &ranges));
@@ -442,7 +466,7 @@ Status convert_model(const onnx::ModelProto& model, const std::string& model_dir
   }
 
   std::vector<Graph> graphs(n_sets);
-  NamedRanges set0_ranges;
+  NamedCalibration set0_ranges;
   for (size_t s = 0; s < n_sets; ++s) {
     ConvertOptions o = opts;
     o.dynamic_shapes.clear();

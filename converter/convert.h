@@ -30,6 +30,13 @@ struct QuantOptions {
   // most (the accuracy analysis' "single" error), until every model output reaches this cosine
   // against the fp32 model on the first data set samples (docs/convert.md "Auto hybrid").
   double auto_hybrid_cos = 0.0;
+  // --bias-correction, YAML bias_correction: true. After calibration, each int8 Conv/Gemm's int32
+  // bias is moved so that the mean of its output per channel over the calibration samples is the
+  // float model's despite its int8 weights and input (converter/quant/bias_correction.h).
+  bool bias_correction = false;
+  // --kl-keep-tails, YAML kl_keep_tails: true. kl calibration refuses thresholds whose clipping
+  // error passes 1e-4 of a tensor's energy (docs/numerics.md, "kl").
+  bool kl_keep_tails = false;
 };
 
 struct ConvertOptions {

@@ -149,7 +149,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> shape_args, mean_args, std_args, float_layer_args, dynamic_args, input_args, output_args;
   std::vector<std::string> custom_op_args, custom_op_libs;
   std::string dataset, algorithm, method, export_qdq_path;
-  bool no_passes = false, quiet = false, quantize = false;
+  bool no_passes = false, quiet = false, quantize = false, bias_correction = false, kl_keep_tails = false;
   std::string auto_hybrid_arg;
   int64_t batch_size = 0;
 
@@ -205,6 +205,14 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"normal", "kl", "kl_divergence", "mmse"}));
   app.add_option("--method", method, "weight scales: channel (per output channel, default) or layer (per tensor)")
       ->check(CLI::IsMember({"channel", "layer"}));
+  CLI::Option* bias_correction_opt = app.add_flag(
+      "--bias-correction,!--no-bias-correction", bias_correction,
+      "after calibration, move each INT8 Conv/Gemm bias so that its output's mean per channel on the data set is "
+      "the float model's (default off; docs/convert.md)");
+  CLI::Option* kl_keep_tails_opt = app.add_flag(
+      "--kl-keep-tails,!--no-kl-keep-tails", kl_keep_tails,
+      "kl calibration: never clip more than 1e-4 of a tensor's energy, except isolated outliers (default off; "
+      "docs/convert.md)");
   app.add_option("--float-layers", float_layer_args, "NAME,...: nodes kept in float in a quantized model")
       ->allow_extra_args(false);
   app.add_option("--custom-op", custom_op_args,
@@ -272,7 +280,8 @@ int main(int argc, char** argv) {
   opts.subgraph_outputs = split_names(output_args);
   opts.batch_size = batch_size;
   // Quantization: --quantize, --dataset and --float-layers go in before the config (which fills
-  // what they left unset); --algorithm and --method replace the config's values after it.
+  // what they left unset); --algorithm, --method, --[no-]bias-correction and --[no-]kl-keep-tails
+  // replace the config's values after it.
   opts.quant.enabled = quantize;
   opts.quant.dataset = dataset;
   opts.quant.float_layers = split_names(float_layer_args);
@@ -301,6 +310,8 @@ int main(int argc, char** argv) {
   if (!platform.empty()) opts.platform = platform;
   if (!algorithm.empty()) opts.quant.algorithm = algorithm == "kl_divergence" ? "kl" : algorithm;
   if (!method.empty()) opts.quant.method = method;
+  if (bias_correction_opt->count() > 0) opts.quant.bias_correction = bias_correction;
+  if (kl_keep_tails_opt->count() > 0) opts.quant.kl_keep_tails = kl_keep_tails;
   if (!have_platform)
     return fail(ORKNN_ERR(kInvalidParam, "no target platform: give -t PLATFORM (one of %s)", platforms.c_str()));
   if (!orknn::find_platform(opts.platform))

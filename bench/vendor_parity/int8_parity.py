@@ -7,16 +7,23 @@ with ONNX Runtime fp32 on held-out inputs: cosine, mean over the inputs (the ven
 simulator).
 
     .venv/bin/python bench/vendor_parity/int8_parity.py [--models resnet18,...] [--algorithms normal,kl,mmse]
-        [--workdir DIR]
+        [--workdir DIR] [--build DIR] [--vendor-from-docs] [--convert-args "..."]
 
 bench/vendor_parity/run.sh sets up .venv-vendor; run it once first. Models: the torchvision test
 models (ORKNN_MODELS_DIR, default tests/models/work, from scripts/prepare_test_models.sh), calibrated
 on calib/torchvision.txt, evaluated on the held-out NAME.in.f32 input and on seeded uniform [0, 1)
 inputs. The vendor's worker runs in .venv-vendor (its `rknn` package and ours share a name).
+
+--build: the build directory holding rknn_convert and librknnrt.so (default: OPENRKNN_LIB_DIR, else
+build/). --vendor-from-docs: no vendor runs; the vendor's cells are read from the results table of
+docs/quantization.md (its numbers are deterministic), and the QDQ column is left out: a quick check
+of a converter change. --convert-args: extra rknn_convert options for our side (e.g.
+"--bias-correction --kl-keep-tails"). The last line counts the cells where ours is at least as close to float.
 """
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -50,12 +57,32 @@ def cosine(a, b):
     return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
+def documented_vendor_cells():
+    """(model, algorithm) -> the vendor's cell of docs/quantization.md's results table."""
+    cells = {}
+    header = None
+    for line in open(os.path.join(ROOT, "docs", "quantization.md")):
+        if not line.startswith("|"):
+            continue
+        cols = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cols[0] == "model":
+            header = cols
+        elif header and not cols[0].startswith("---"):
+            for name, value in zip(header[1:], cols[1:]):
+                if name.endswith(": vendor"):
+                    cells[(cols[0], name.split(":")[0])] = value
+    return cells
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--models", default="resnet18,resnet50,mobilenet_v2,mobilenet_v3_small,squeezenet1_1,"
                    "shufflenet_v2_x1_0,efficientnet_b0")
     p.add_argument("--algorithms", default="normal,kl,mmse")
     p.add_argument("--workdir")
+    p.add_argument("--build")
+    p.add_argument("--vendor-from-docs", action="store_true")
+    p.add_argument("--convert-args", default="")
     p.add_argument("--worker")
     args = p.parse_args()
     if args.worker:
@@ -65,7 +92,12 @@ def main():
     sys.path.insert(0, os.path.join(ROOT, "python"))
     from rknnlite.api import RKNNLite
     models_dir = os.environ.get("ORKNN_MODELS_DIR", os.path.join(ROOT, "tests", "models", "work"))
+    if args.build:
+        os.environ["OPENRKNN_LIB_DIR"] = os.path.abspath(args.build)
     build = os.environ.setdefault("OPENRKNN_LIB_DIR", os.path.join(ROOT, "build"))  # librknnrt.so and rknn_convert
+    documented = documented_vendor_cells() if args.vendor_from_docs else None
+    extra_args = shlex.split(args.convert_args)
+    wins = cells_compared = 0
     work = args.workdir or tempfile.mkdtemp(prefix="qdq-bridge-")
     os.makedirs(work, exist_ok=True)
     vendor_py = os.environ.get("VENDOR_PYTHON", os.path.join(ROOT, ".venv-vendor", "bin", "python"))
@@ -78,8 +110,9 @@ def main():
                 o.write(os.path.join(os.path.dirname(calib), line.strip()) + "\n")
     algorithms = args.algorithms.split(",")
     head = " | ".join(f"{a}: ours | {a}: vendor" for a in algorithms)
-    print(f"| model | {head} | vendor from our QDQ export (normal) |")
-    print("|---|" + "---|---|" * len(algorithms) + "---|")
+    qdq_column = "normal" in algorithms and documented is None
+    print(f"| model | {head} |" + (" vendor from our QDQ export (normal) |" if qdq_column else ""))
+    print("|---|" + "---|---|" * len(algorithms) + ("---|" if qdq_column else ""))
     for m in args.models.split(","):
         onnx_path = os.path.join(models_dir, m + ".onnx")
         qdq = os.path.join(work, m + "_qdq.onnx")
@@ -97,7 +130,7 @@ def main():
         ours = {}
         for a in algorithms:
             rknn = os.path.join(work, f"{m}.{a}.rknn")
-            extra = ["--export-qdq", qdq] if a == "normal" else []
+            extra = (["--export-qdq", qdq] if a == "normal" and qdq_column else []) + extra_args
             subprocess.run([os.path.join(build, "rknn_convert"), onnx_path, "-t", "rk3588", "-o", rknn, "--quantize",
                             "--dataset", calib, "--algorithm", a, "-q"] + extra, check=True)
             r = RKNNLite()
@@ -106,6 +139,8 @@ def main():
             ours[a] = mean_cos([r.inference(inputs=[x[None]], data_format="nchw")[0] for x in xs])
             r.release()
         def vendor(tag, model, algorithm):
+            if documented is not None:
+                return documented.get((m, algorithm), "-")
             job = dict(model=model, algorithm=algorithm, dataset=dataset, inputs=os.path.join(work, m + "_inputs.npy"),
                        result=os.path.join(work, f"{m}_{tag}.npy"))
             job_path = os.path.join(work, f"{m}_{tag}.json")
@@ -115,9 +150,17 @@ def main():
             if rc != 0:
                 return "toolkit failed" if rc > 0 else f"toolkit crashed (signal {-rc})"
             return f"{mean_cos(np.load(job['result'])):.5f}"
-        cells = " | ".join(f"{ours[a]:.5f} | {vendor(a, onnx_path, a)}" for a in algorithms)
-        qdq_cell = vendor("qdq", qdq, None) if "normal" in algorithms else "-"
-        print(f"| {m} | {cells} | {qdq_cell} |", flush=True)
+        theirs = {a: vendor(a, onnx_path, a) for a in algorithms}
+        for a in algorithms:
+            try:
+                wins += round(ours[a], 5) >= float(theirs[a])
+                cells_compared += 1
+            except ValueError:  # the toolkit failed: no number
+                pass
+        cells = " | ".join(f"{ours[a]:.5f} | {theirs[a]}" for a in algorithms)
+        qdq_cell = f" {vendor('qdq', qdq, None)} |" if qdq_column else ""
+        print(f"| {m} | {cells} |{qdq_cell}", flush=True)
+    print(f"\nours at least as close to float as the vendor's (5 decimals): {wins} of {cells_compared} cells")
 
 
 if __name__ == "__main__":

@@ -50,7 +50,8 @@ bool quant_params_usable(const Tensor& t) {
   return q.scale.size() == channels && (q.zero_point.size() <= 1 || q.zero_point.size() == channels);
 }
 
-// A tensor's buffer as real values (float dtypes, or INT8 with quantization parameters).
+}  // namespace
+
 std::vector<float> real_values(const Tensor& t, const void* data) {
   const size_t n = static_cast<size_t>(t.numel());
   std::vector<float> v(n);
@@ -67,6 +68,8 @@ std::vector<float> real_values(const Tensor& t, const void* data) {
   }
   return v;
 }
+
+namespace {
 
 // Writes real values into a buffer of tensor t: copied (float), rounded (fp16) or quantized (INT8).
 void write_real_values(const Tensor& t, const std::vector<float>& v, void* dst) {
@@ -91,8 +94,9 @@ void cast_into(const std::vector<float>& v, std::vector<uint8_t>* out) {
   for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<T>(std::nearbyint(v[i]));
 }
 
-// Graph input bytes for tensor t from real values.
-Status input_bytes(const Tensor& t, const std::vector<float>& v, const char* which, std::vector<uint8_t>* out) {
+}  // namespace
+
+Status graph_input_bytes(const Tensor& t, const std::vector<float>& v, const char* which, std::vector<uint8_t>* out) {
   if (v.size() != static_cast<size_t>(t.numel()))
     return ORKNN_ERR(kInvalidParam, "%s graph input '%s' %s has %lld values, %zu given", which, t.name.c_str(),
                      shape_str(t.shape).c_str(), static_cast<long long>(t.numel()), v.size());
@@ -127,6 +131,8 @@ Status input_bytes(const Tensor& t, const std::vector<float>& v, const char* whi
   }
   return Status::Ok();
 }
+
+namespace {
 
 // Why quantized-graph tensor q cannot be compared with float-graph tensor f of the same name
 // ("" when it can; "-" when the pair is simply not a real-valued activation, not worth a note).
@@ -286,9 +292,9 @@ Status compare_float_and_quantized(const Graph& float_graph, const Graph& quant_
   for (size_t i = 0; i < qg.inputs.size(); ++i) {
     const size_t j = float_input_of[i];
     std::vector<uint8_t> fb;
-    ORKNN_RETURN_IF_ERROR(input_bytes(fg.tensor(fg.inputs[j].tensor), inputs[i], "float model", &fb));
+    ORKNN_RETURN_IF_ERROR(graph_input_bytes(fg.tensor(fg.inputs[j].tensor), inputs[i], "float model", &fb));
     ORKNN_RETURN_IF_ERROR(fr->set_input(j, fb.data(), fb.size()));
-    ORKNN_RETURN_IF_ERROR(input_bytes(qg.tensor(qg.inputs[i].tensor), inputs[i], "quantized model", &q_input_bytes[i]));
+    ORKNN_RETURN_IF_ERROR(graph_input_bytes(qg.tensor(qg.inputs[i].tensor), inputs[i], "quantized model", &q_input_bytes[i]));
     ORKNN_RETURN_IF_ERROR(qr->set_input(i, q_input_bytes[i].data(), q_input_bytes[i].size()));
   }
   ORKNN_RETURN_IF_ERROR(fr->run());

@@ -87,6 +87,15 @@ struct AccuracyOptions {
   int num_threads = 1;
 };
 
+// A tensor's buffer as real values: float32, fp16, or INT8 dequantized with the tensor's
+// parameters (per tensor or per channel; the caller checks that an INT8 tensor has usable ones).
+std::vector<float> real_values(const Tensor& t, const void* data);
+
+// The bytes graph input t takes for the real values v (as the runtime prepares them): copied
+// (float32), rounded (fp16), quantized with t's parameters (INT8 with parameters), or converted
+// to t's integer type (rounded to nearest). `which` names the graph in messages.
+Status graph_input_bytes(const Tensor& t, const std::vector<float>& v, const char* which, std::vector<uint8_t>* out);
+
 // For each input of `quant_graph`, the index of the `float_graph` input of the same name (the two
 // conversions of one model may order them differently). Returns "" or the first unmatched name.
 std::string inputs_by_name(const Graph& quant_graph, const Graph& float_graph, std::vector<size_t>* order);

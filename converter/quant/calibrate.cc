@@ -63,7 +63,8 @@ Status to_input_bytes(const Tensor& t, const std::vector<float>& v, std::vector<
 }  // namespace
 
 Status calibrate(const Graph& float_graph, const std::vector<CalibrationSample>& samples, CalibAlgorithm alg,
-                 std::map<int, std::pair<float, float>>* ranges, const std::vector<rknn_custom_op>& custom_ops) {
+                 std::map<int, std::pair<float, float>>* ranges, const std::vector<rknn_custom_op>& custom_ops,
+                 bool kl_keep_tails) {
   ranges->clear();
   if (samples.empty()) return ORKNN_ERR(kInvalidParam, "calibration: no samples");
   Graph g = float_graph;  // constants are shared, not copied
@@ -93,7 +94,7 @@ Status calibrate(const Graph& float_graph, const std::vector<CalibrationSample>&
   for (const GraphInput& gi : g.inputs) add(gi.tensor);
   for (const Node& n : g.nodes)
     for (int id : n.outputs) add(id);
-  std::vector<Observer> observers(observed.size(), Observer(alg));
+  std::vector<Observer> observers(observed.size(), Observer(alg, kl_keep_tails));
 
   // The application's operators of the graph's custom types, registered as the runtime does;
   // declared before the executor, whose kernels point into it.

@@ -22,8 +22,9 @@ namespace orknn {
 // Custom nodes of their types run through their callbacks as in the runtime (init before the
 // first sample, destroy at the end; a failing callback fails calibration naming the node). Custom
 // nodes of other types run the registry's stand-in (src/kernels/ref/custom.cc).
+// kl_keep_tails: Observer's option of that name (--kl-keep-tails).
 Status calibrate(const Graph& float_graph, const std::vector<CalibrationSample>& samples, CalibAlgorithm alg,
                  std::map<int, std::pair<float, float>>* ranges,
-                 const std::vector<rknn_custom_op>& custom_ops = {});
+                 const std::vector<rknn_custom_op>& custom_ops = {}, bool kl_keep_tails = false);
 
 }  // namespace orknn

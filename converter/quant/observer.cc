@@ -21,8 +21,14 @@ constexpr int kKlMinBins = 128;
 // kl: what a zero bin of the quantized distribution Q counts as where P is not zero (after Q is
 // normalised to sum 1; Q is normalised again afterwards).
 constexpr double kKlEpsilon = 1e-4;
-// kl: a threshold may clip at most this fraction of the histogram's values.
+// kl: a threshold may clip at most this fraction of the histogram's values,
 constexpr double kKlMaxClippedFraction = 0.01;
+// and with kl_keep_tails, unless it clips at most kKlMaxClippedRare of them (isolated outliers),
+// its clipping error (sum of (|x| - T)^2 over the clipped values) may be at most this fraction of
+// sum x^2. Chosen by measurement on the random-weight torchvision models (docs/quantization.md):
+// the long tails of their SiLU outputs carry signal there.
+constexpr double kKlMaxClippedEnergy = 1e-4;
+constexpr double kKlMaxClippedRare = 1e-5;
 
 // mmse grid: f = 2^-e for the low and the high end separately. Coarse: e = k/4, k = 0..28 (down to
 // 1/128 of the observed extreme). Fine: around the best coarse point, e + j/32, j = -8..8.
@@ -177,6 +183,15 @@ void Observer::range_kl(float* lo, float* hi) const {
   const double w = hist_width_;
   std::vector<double> beyond(static_cast<size_t>(n) + 1, 0.0);  // beyond[i] = sum of bins >= i
   for (int j = n - 1; j >= 0; --j) beyond[static_cast<size_t>(j)] = beyond[static_cast<size_t>(j) + 1] + hist_[static_cast<size_t>(j)];
+  // Over the bins >= i, with each bin's values at its centre c = (j + 0.5) * w: sum of c * count and
+  // of c^2 * count (the clipped values' squared error against threshold t is
+  // beyond2 - 2 t beyond1 + t^2 beyond).
+  std::vector<double> beyond1(static_cast<size_t>(n) + 1, 0.0), beyond2(static_cast<size_t>(n) + 1, 0.0);
+  for (int j = n - 1; j >= 0; --j) {
+    const double c = (j + 0.5) * w, h = hist_[static_cast<size_t>(j)];
+    beyond1[static_cast<size_t>(j)] = beyond1[static_cast<size_t>(j) + 1] + h * c;
+    beyond2[static_cast<size_t>(j)] = beyond2[static_cast<size_t>(j) + 1] + h * c * c;
+  }
   const double total = beyond[0];
   if (total <= 0.0) return;
 
@@ -186,9 +201,19 @@ void Observer::range_kl(float* lo, float* hi) const {
   for (int i = n; i >= kKlMinBins; --i) {
     const double t = i == n ? amax : static_cast<double>(i) * w;
     const double kept = total - beyond[static_cast<size_t>(i)];
-    // TensorRT's divergence rates a threshold that folds most of the mass into its last bin as
-    // almost lossless (P and Q are both nearly that one bin): such thresholds are not candidates.
-    if (beyond[static_cast<size_t>(i)] > kKlMaxClippedFraction * total || kept <= 0.0) continue;
+    // Thresholds that clip (move to T) too much are not candidates. TensorRT's divergence rates a
+    // threshold that folds most of the mass into its last bin as almost lossless (P and Q are both
+    // nearly that one bin): at most kKlMaxClippedFraction of the values. With kl_keep_tails, a long
+    // tail that carries signal keeps it: the clipped values' squared error is at most
+    // kKlMaxClippedEnergy of the energy of all values, unless they are isolated outliers (at most
+    // kKlMaxClippedRare of them).
+    const double clipped = beyond[static_cast<size_t>(i)];
+    const double clipped_energy =
+        beyond2[static_cast<size_t>(i)] - 2.0 * t * beyond1[static_cast<size_t>(i)] + t * t * clipped;
+    const bool few = clipped <= kKlMaxClippedRare * total;
+    if (kept <= 0.0 || clipped > kKlMaxClippedFraction * total ||
+        (kl_keep_tails_ && !few && clipped_energy > kKlMaxClippedEnergy * beyond2[0]))
+      continue;
     const double step = (std::min(hi0, t) + std::min(-lo0, t)) / 255.0;
     // Q: one sweep, cells are contiguous runs of bins.
     int j = 0;

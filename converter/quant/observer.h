@@ -32,7 +32,9 @@ class Observer {
  public:
   static constexpr int kHistogramBins = 2048;
 
-  explicit Observer(CalibAlgorithm alg) : alg_(alg) {}
+  // kl_keep_tails (--kl-keep-tails): kl also refuses thresholds whose clipping error passes 1e-4
+  // of the tensor's energy (docs/numerics.md, "kl"). Ignored by normal and mmse.
+  explicit Observer(CalibAlgorithm alg, bool kl_keep_tails = false) : alg_(alg), kl_keep_tails_(kl_keep_tails) {}
 
   int passes() const { return alg_ == CalibAlgorithm::kNormal ? 1 : 2; }
   // Values of one sample (or part of one) for the current pass.
@@ -52,6 +54,7 @@ class Observer {
   void range_mmse(float* lo, float* hi) const;
 
   CalibAlgorithm alg_;
+  bool kl_keep_tails_ = false;
   int pass_ = 0;
   bool seen_ = false;
   float min_ = 0.f, max_ = 0.f;

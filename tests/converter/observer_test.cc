@@ -15,8 +15,9 @@ namespace orknn {
 namespace {
 
 // Feeds `data` in `chunks` pieces per pass (as calibration feeds one sample at a time).
-std::pair<float, float> observe_all(CalibAlgorithm alg, const std::vector<float>& data, size_t chunks = 4) {
-  Observer o(alg);
+std::pair<float, float> observe_all(CalibAlgorithm alg, const std::vector<float>& data, size_t chunks = 4,
+                                    bool kl_keep_tails = false) {
+  Observer o(alg, kl_keep_tails);
   for (int pass = 0; pass < o.passes(); ++pass) {
     const size_t step = (data.size() + chunks - 1) / chunks;
     for (size_t start = 0; start < data.size(); start += step)
@@ -157,6 +158,40 @@ TEST(Observer, KlIsNotFooledBySpikesOrNarrowDistributions) {
   for (float& x : v) x = std::max(x, 0.f);
   r = observe_all(CalibAlgorithm::kKl, v);
   EXPECT_GT(r.second, 3.f);
+}
+
+TEST(Observer, KlKeepTailsKeepsALongTailThatCarriesSignal) {
+  // SiLU outputs of channels whose pre-activation scales differ (0.3 to 3, as in efficientnet):
+  // a long positive tail of few values that carry much of the energy. With kl_keep_tails,
+  // numerics.md's rule lets a threshold T clip at most 1e-4 of the energy, sum over |x| > T of
+  // (|x| - T)^2 against sum x^2 (unless it clips at most 1e-5 of the values). Computed here on the
+  // values themselves, where the observer uses bin centres (bins of max/2048): 1.5e-4 leaves room
+  // for that. Without the option (the 1% count rule alone) kl clips more than that.
+  std::vector<float> v = gaussian(400000, 12);
+  for (size_t i = 0; i < v.size(); ++i) {
+    const float x = v[i] * (0.3f + 2.7f * static_cast<float>((i / 1000) % 97) / 96.f);
+    v[i] = x / (1.f + std::exp(-x));
+  }
+  auto clipped_share = [&](std::pair<float, float> r, size_t* count) {
+    double clipped = 0.0, energy = 0.0;
+    *count = 0;
+    for (float x : v) {
+      energy += static_cast<double>(x) * x;
+      const double over = std::fabs(x) - (x < 0 ? -r.first : r.second);
+      if (over > 0) {
+        clipped += over * over;
+        ++*count;
+      }
+    }
+    return clipped / energy;
+  };
+  size_t count = 0;
+  const auto kept = observe_all(CalibAlgorithm::kKl, v, 4, true);
+  EXPECT_LE(clipped_share(kept, &count), 1.5e-4) << "range " << kept.first << " " << kept.second;
+  EXPECT_GT(count, 4u) << "clips more than isolated outliers, so the energy rule applies";
+  const auto plain = observe_all(CalibAlgorithm::kKl, v);
+  EXPECT_GT(clipped_share(plain, &count), 1.5e-4) << "without the option the tail is clipped";
+  EXPECT_LT(plain.second, kept.second);
 }
 
 TEST(Observer, AllZeroGivesAnEmptyRange) {

@@ -107,6 +107,38 @@ TEST_F(QuantCli, QuantizeWithDatasetPrintsThePrecisionTable) {
   EXPECT_EQ(g.tensor(g.outputs[0]).name, "prob");
 }
 
+// --bias-correction and --kl-keep-tails reach the conversion and the model records them; without
+// them the conversion settings say so.
+TEST_F(QuantCli, BiasCorrectionAndKlKeepTailsAreAppliedAndRecorded) {
+  if (!has_quantized_ref_kernel(OpId::Conv)) GTEST_SKIP() << "no int8 Conv kernel in this build";
+  // kl calibration with `options`; the model's conversion settings must hold `recorded`.
+  auto convert_with = [&](const std::string& options, const std::string& recorded) {
+    std::string out;
+    EXPECT_EQ(run("-o " + out_model() + " --quantize --dataset " + list() + " --algorithm kl " + options, &out), 0)
+        << out;
+    bool ok = false;
+    Graph g = load(out_model(), &ok);
+    EXPECT_TRUE(ok);
+    EXPECT_NE(g.conversion_settings.find(recorded), std::string::npos) << g.conversion_settings;
+    return g;
+  };
+  const Graph plain = convert_with("", "algorithm kl, weights per channel, bias correction off");
+  const Graph corrected = convert_with("--bias-correction", "algorithm kl, weights per channel, bias correction on");
+  convert_with("--kl-keep-tails", "algorithm kl (keep tails), weights per channel, bias correction off");
+  // The conv's 27 weights per channel are rounded to steps of max|w| / 127 and its bias step is
+  // s_x * s_w: the mean error the rounding leaves is many bias steps, so some bias moves.
+  auto conv_bias = [](const Graph& g) {
+    for (const Node& n : g.nodes)
+      if (n.op == OpId::Conv && n.inputs.size() > 2) {
+        const Tensor& b = g.tensor(n.inputs[2]);
+        return std::vector<int32_t>(b.const_ptr<int32_t>(), b.const_ptr<int32_t>() + b.numel());
+      }
+    return std::vector<int32_t>();
+  };
+  ASSERT_EQ(conv_bias(plain).size(), 4u);
+  EXPECT_NE(conv_bias(plain), conv_bias(corrected));
+}
+
 TEST_F(QuantCli, MethodLayerAndFloatLayers) {
   if (!has_quantized_ref_kernel(OpId::Conv)) GTEST_SKIP() << "no int8 Conv kernel in this build";
   std::string out;
