@@ -58,13 +58,27 @@ class SharedScratch {
 // Internal activation layout (docs/kernels.md "Blocked activations"): between kernels that take it,
 // the runtime keeps a 4-D activation in the layout the convolutions compute in instead of NCHW,
 // which saves the layout conversions they would otherwise need around every layer:
-//   - float32 with a channel count that is a multiple of 16: oneDNN's nChw16c (channel blocks of
-//     16 innermost);
-//   - float32 with more than 16 channels, not a multiple of 16, between kernels that take it padded
-//     (kEachPadded): nChw16c with the last block's missing channels stored as zeros, which takes
-//     more bytes than NCHW (runtime/layout_assignment.h stored_bytes; the arena plan gets them);
+//   - float32, in builds whose float convolutions compute channels-last (kFloatBlockedNhwc): NHWC,
+//     any channel count;
+//   - float32 otherwise, with a channel count that is a multiple of 16: oneDNN's nChw16c (channel
+//     blocks of 16 innermost);
+//   - float32 nChw16c with more than 16 channels, not a multiple of 16, between kernels that take it
+//     padded (kEachPadded): the last block's missing channels stored as zeros, which takes more
+//     bytes than NCHW (runtime/layout_assignment.h stored_bytes; the arena plan gets them);
 //   - INT8: channels-last (NHWC), any channel count.
 // Otherwise the byte size is NCHW's. "Blocked" below means that layout.
+//
+// The float32 one is a per-build choice, made by CMake from the backends it builds
+// (ORKNN_FLOAT_BLOCKED_NHWC): a layout, not an instruction set, so the runtime names no backend.
+#if defined(ORKNN_FLOAT_BLOCKED_NHWC)
+inline constexpr bool kFloatBlockedNhwc = true;
+#else
+inline constexpr bool kFloatBlockedNhwc = false;
+#endif
+// True when a blocked tensor of this dtype is stored channels-last (NHWC).
+inline bool blocked_channels_last(DType dtype) {
+  return dtype == DType::kI8 || (dtype == DType::kF32 && kFloatBlockedNhwc);
+}
 // What a kernel can take, per node (Kernel::blocked_io):
 enum class BlockedIo : uint8_t {
   kNone,        // NCHW only (the default)

@@ -158,8 +158,8 @@ Status Context::query(int cmd, void* info, uint32_t size) {
       if (!(flags_ & RKNN_FLAG_COLLECT_PERF_MASK)) {
         perf_detail_ = "per-layer timing is collected when rknn_init is given RKNN_FLAG_COLLECT_PERF_MASK\n";
       } else {
-        // Layout: how the runtime holds the output between kernels (NCHW order, or blocked: nChw16c
-        // for float, nhwc for INT8).
+        // Layout: how the runtime holds the output between kernels (NCHW order, or blocked:
+        // blocked_layout_name).
         // MACs: multiply-accumulates of the layer (convolutions and matrix products; 0 otherwise).
         perf_detail_ = strfmt("%-5s %-22s %-32s %-18s %-20s %-8s %12s %10s\n", "ID", "OpType", "Name", "Kernel",
                               "OutputShape", "Layout", "MACs", "Time(us)");

@@ -6,14 +6,17 @@ namespace orknn {
 
 namespace {
 
-// A float32 tensor that nChw16c would pad.
-bool pads(const Tensor& t) { return t.dtype == DType::kF32 && t.shape.size() == 4 && t.shape[1] % 16 != 0; }
+// A float32 tensor that nChw16c would pad (NHWC pads nothing).
+bool pads(const Tensor& t) {
+  return !blocked_channels_last(t.dtype) && t.dtype == DType::kF32 && t.shape.size() == 4 && t.shape[1] % 16 != 0;
+}
 
 bool blockable(const Tensor& t) {
   if (t.is_const() || t.shape.size() != 4 || t.numel() <= 0) return false;
+  if (blocked_channels_last(t.dtype)) return true;  // NHWC: INT8, and float32 where the build chose it
   // nChw16c; padded only above 16 channels, where the padding adds less than half.
   if (t.dtype == DType::kF32) return t.shape[1] % 16 == 0 || (t.quant.empty() && t.shape[1] > 16);
-  return t.dtype == DType::kI8;  // NHWC
+  return false;
 }
 
 Nc1hwc2Geometry nchw16c(const Shape& s) {
@@ -102,17 +105,17 @@ size_t stored_bytes(const Tensor& t, bool blocked) {
   return static_cast<size_t>(stored_numel(t, blocked)) * dtype_size(t.dtype);
 }
 
-const char* blocked_layout_name(DType dtype) { return dtype == DType::kI8 ? "nhwc" : "nChw16c"; }
+const char* blocked_layout_name(DType dtype) { return blocked_channels_last(dtype) ? "nhwc" : "nChw16c"; }
 
 void blocked_to_nchw(const Tensor& t, const void* blocked, void* nchw) {
   const Shape& s = t.shape;
-  if (t.dtype == DType::kI8) nhwc_to_nchw(blocked, nchw, s[0], s[1], s[2], s[3], 1);
+  if (blocked_channels_last(t.dtype)) nhwc_to_nchw(blocked, nchw, s[0], s[1], s[2], s[3], dtype_size(t.dtype));
   else nc1hwc2_to_nchw(blocked, nchw, nchw16c(s), dtype_size(t.dtype));
 }
 
 void nchw_to_blocked(const Tensor& t, const void* nchw, void* blocked) {
   const Shape& s = t.shape;
-  if (t.dtype == DType::kI8) nchw_to_nhwc(nchw, blocked, s[0], s[1], s[2], s[3], 1);
+  if (blocked_channels_last(t.dtype)) nchw_to_nhwc(nchw, blocked, s[0], s[1], s[2], s[3], dtype_size(t.dtype));
   else nchw_to_nc1hwc2(nchw, blocked, nchw16c(s), dtype_size(t.dtype));
 }
 

@@ -1,5 +1,6 @@
-// The layout pass: which activation tensors an executor keeps blocked instead of NCHW (nChw16c for
-// float32, NHWC for INT8; kernels/kernel.h BlockedIo, docs/kernels.md "Blocked activations"),
+// The layout pass: which activation tensors an executor keeps blocked instead of NCHW (nChw16c or,
+// where the build chose it, NHWC for float32 (kernels/kernel.h kFloatBlockedNhwc), NHWC for INT8;
+// kernels/kernel.h BlockedIo, docs/kernels.md "Blocked activations"),
 // decided once per plan, after the kernels are picked and before the arena is planned. The
 // executor (runtime/executor.h) is its only user besides the tests.
 #pragma once
@@ -23,12 +24,12 @@ struct NodeKernel {
 };
 
 // One flag per tensor of g (1 = blocked), given what the kernel chosen for each node can take
-// (node_io[k] for g.nodes[k]). A tensor is blocked when it is a 4-D activation, float32 with a
-// channel count that is a multiple of 16 or INT8, neither a graph input nor output, and every node
-// touching it takes it (kEach, kEachPadded), or takes it together with all its other activations
-// (kUniform); a float32 one with more than 16 channels, not a multiple of 16, blocked padded only
-// when every node touching it is kEachPadded; a Conv's residual input and its output are blocked
-// both or neither.
+// (node_io[k] for g.nodes[k]). A tensor is blocked when it is a 4-D activation, INT8 or float32
+// (in nChw16c with a channel count that is a multiple of 16, in NHWC with any), neither a graph
+// input nor output, and every node touching it takes it (kEach, kEachPadded), or takes it together
+// with all its other activations (kUniform); a float32 nChw16c one with more than 16 channels, not
+// a multiple of 16, blocked padded only when every node touching it is kEachPadded; a Conv's
+// residual input and its output are blocked both or neither.
 std::vector<uint8_t> choose_blocked_tensors(const Graph& g, const std::vector<BlockedIo>& node_io);
 
 // Decides the layouts for `kernels` (one per node) into *blocked; then every registry-picked node

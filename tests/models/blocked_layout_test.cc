@@ -1,7 +1,8 @@
 // The runtime's blocked activation layout (runtime/layout_assignment.h; docs/kernels.md "Blocked
 // activations"): on real models, outputs bit-identical to the all-NCHW run
-// (OPENRKNN_DISABLE_KERNELS=blocked_layout) in fp16 and fp32 (nChw16c) and INT8 (NHWC), at 1 and 2
-// threads, and the per-layer report shows that tensors were actually kept blocked.
+// (OPENRKNN_DISABLE_KERNELS=blocked_layout) in fp16 and fp32 (nChw16c, or NHWC in builds that keep
+// float blocked so: kernels/kernel.h kFloatBlockedNhwc) and INT8 (NHWC), at 1 and 2 threads, and the
+// per-layer report shows that tensors were actually kept blocked.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -10,9 +11,11 @@
 #include <vector>
 
 #include "converter/convert.h"
+#include "kernels/kernel.h"
 #include "model/model_io.h"
 #include "model_test_util.h"
 #include "rknn_api.h"
+#include "runtime/layout_assignment.h"
 #include "testutil/cpu.h"
 
 namespace orknn {
@@ -52,13 +55,13 @@ void expect_model_blocked_matches_nchw(const std::string& onnx, const ConvertOpt
   }
 }
 
-// Float models, fp16 and fp32 storage: nChw16c.
+// Float models, fp16 and fp32 storage: the build's float blocked layout.
 void expect_blocked_matches_nchw(const std::string& name, size_t min_blocked) {
   for (FloatPrecision precision : {FloatPrecision::kFp16, FloatPrecision::kFp32}) {
     SCOPED_TRACE(name + (precision == FloatPrecision::kFp16 ? " fp16" : " fp32"));
     ConvertOptions opts;
     opts.precision = precision;
-    expect_model_blocked_matches_nchw(name, opts, "nChw16c", min_blocked);
+    expect_model_blocked_matches_nchw(name, opts, blocked_layout_name(DType::kF32), min_blocked);
   }
 }
 
@@ -72,6 +75,15 @@ size_t layers_in_layout(const std::string& perf, const char* op, const char* lay
 }
 
 bool has_avx512() { return ORKNN_X86_HAS("avx512f") && ORKNN_X86_HAS("avx512bw"); }
+// Float blocked layouts are chosen by the x86 kernels (AVX-512) or, in NHWC builds, by XNNPACK's.
+bool float_blocked_here() { return has_avx512() || kFloatBlockedNhwc; }
+// INT8 ones where the kernels between the INT8 convolutions take NHWC: the x86 ones (AVX-512) or the
+// NEON backend's (with XNNPACK's convolutions).
+bool int8_blocked_here() {
+  for (const KernelEntry* e : kernels_for(OpId::MaxPool))
+    if (std::string(e->name) == "neon_maxpool_int8") return true;
+  return has_avx512();
+}
 
 // Pointwise and depthwise convolutions (oneDNN and the hand-written depthwise kernel), residual Adds.
 TEST(BlockedLayout, MobilenetV2BitIdenticalToNchw) {
@@ -94,25 +106,27 @@ TEST(BlockedLayout, EfficientnetB0BitIdenticalToNchw) {
 
 // HardSwish / HardSigmoid squeeze-and-excitation blocks, global pooling on blocked inputs.
 TEST(BlockedLayout, MobilenetV3SmallBitIdenticalToNchw) {
-  if (!has_avx512()) GTEST_SKIP() << "CPU without AVX-512";
-  expect_blocked_matches_nchw("mobilenet_v3_small", 20);
+  if (!float_blocked_here()) GTEST_SKIP() << "CPU without AVX-512";
+  expect_blocked_matches_nchw("mobilenet_v3_small", kFloatBlockedNhwc ? 10 : 20);
 }
 
-// Fire modules: the expand convolutions' outputs and their channel Concat stay nChw16c, so
+// Fire modules: the expand convolutions' outputs and their channel Concat stay blocked, so
 // every layer but the classifier (1000 channels) runs blocked.
 TEST(BlockedLayout, Squeezenet11ConcatsBlocked) {
-  if (!has_avx512()) GTEST_SKIP() << "CPU without AVX-512";
+  if (!float_blocked_here()) GTEST_SKIP() << "CPU without AVX-512";
   ConvertOptions opts;
-  expect_model_blocked_matches_nchw("squeezenet1_1", opts, "nChw16c", 30,
+  expect_model_blocked_matches_nchw("squeezenet1_1", opts, blocked_layout_name(DType::kF32), 30,
                                     [](const std::string& blocked, const std::string&) {
-                                      EXPECT_EQ(layers_in_layout(blocked, "Concat", "nChw16c"), 8u) << blocked;
+                                      EXPECT_EQ(layers_in_layout(blocked, "Concat", blocked_layout_name(DType::kF32)),
+                                                8u)
+                                          << blocked;
                                     });
 }
 
-// INT8 (the QDQ models, converted with their own parameters): NHWC between the oneDNN
-// convolutions, residual Adds, Relu tables, MaxPool and the global pooling.
+// INT8 (the QDQ models, converted with their own parameters): NHWC between the convolutions
+// (oneDNN's, XNNPACK's), residual Adds, Relu tables, MaxPool and the global pooling.
 TEST(BlockedLayout, Int8Resnet18BitIdenticalToNchw) {
-  if (!has_avx512()) GTEST_SKIP() << "CPU without AVX-512";
+  if (!int8_blocked_here()) GTEST_SKIP() << "CPU without AVX-512";
   expect_model_blocked_matches_nchw("resnet18_qdq", ConvertOptions(), "nhwc", 25);
 }
 
@@ -135,8 +149,8 @@ TEST(BlockedLayout, Int8Squeezenet11ConcatsNhwc) {
 // keeps the 6 layers with output width >= 24 (112, 56, 56, 28, 28, 28) and the pointwise kernel
 // the 12 pointwise layers of at least 16x16 pixels; oneDNN the others.
 TEST(BlockedLayout, Int8MobilenetV2BitIdenticalToNchw) {
-  if (!has_avx512()) GTEST_SKIP() << "CPU without AVX-512";
-  if (!ORKNN_X86_HAS("avx512vnni")) {
+  if (!int8_blocked_here()) GTEST_SKIP() << "CPU without AVX-512";
+  if (!ORKNN_X86_HAS("avx512vnni") || !has_avx512()) {
     expect_model_blocked_matches_nchw("mobilenet_v2_qdq", ConvertOptions(), "nhwc", 30);
     return;
   }

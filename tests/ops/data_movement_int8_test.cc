@@ -78,13 +78,17 @@ TEST(QuantConcatRef, TwoThreadsEqualOne) {
   }
 }
 
-// The vectorised quantized Concat (kernels/x86/concat_int8_avx512.cc) against the reference, byte
-// for byte: every code of each input requantized with multipliers below and above 1 (saturating
-// ones), zero points at the extremes, rows around its 16-value vectors, NHWC, two threads.
-TEST(QuantConcatX86, BitExactWithReference) {
-  if (!ORKNN_X86_HAS("avx512bw") || !ORKNN_X86_HAS("avx512vl")) GTEST_SKIP() << "CPU without AVX-512BW/VL";
+// The vectorised quantized Concat (x86: avx512_int8, aarch64: neon_int8) against the reference,
+// byte for byte: every code of each input requantized with multipliers below and above 1
+// (saturating ones) and an infinite one (3e38 / 0.05: NaN for x = zp_x, else +-inf), zero points at
+// the extremes, rows around the 16-value vectors, NHWC, two threads.
+TEST(QuantConcatFast, BitExactWithReference) {
+  const bool x86_cpu = ORKNN_X86_HAS("avx512bw") && ORKNN_X86_HAS("avx512vl");
+  const char* kFast = fast_int8_kernel(OpId::Concat, "avx512_int8", x86_cpu, "neon_int8");
+  if (!kFast) GTEST_SKIP() << "CPU without AVX-512BW/VL";
   const QuantParams qy = qp(0.05f, -7);
-  const std::vector<QuantParams> others = {qp(0.05f, -7), qp(0.02f, 127), qp(0.3f, -128), qp(0.0123f, 5), qp(0.05f, 3)};
+  const std::vector<QuantParams> others = {qp(0.05f, -7), qp(0.02f, 127), qp(0.3f, -128), qp(0.0123f, 5), qp(0.05f, 3),
+                                         qp(3e38f, 1)};
   int ran = 0;
   for (const Shape& s : std::vector<Shape>{{1, 3, 1, 1}, {1, 5, 7, 3}, {2, 16, 4, 9}, {1, 33, 32, 32}})
     for (size_t k = 0; k < others.size(); ++k) {
@@ -95,19 +99,19 @@ TEST(QuantConcatX86, BitExactWithReference) {
       const OpResult want = run_q(OpId::Concat, A().i("axis", 1), ins, qy);
       ASSERT_TRUE(want.status.ok()) << want.status.message();
       for (int threads : {1, 2}) {
-        const OpResult got = run_op(OpId::Concat, A().i("axis", 1), ins, 1, "avx512_int8", threads, {qy});
+        const OpResult got = run_op(OpId::Concat, A().i("axis", 1), ins, 1, kFast, threads, {qy});
         ASSERT_TRUE(got.status.ok()) << got.status.message();
-        EXPECT_EQ(got.kernel_name, "avx512_int8");
+        EXPECT_EQ(got.kernel_name, kFast);
         EXPECT_EQ(out_i8(got), out_i8(want)) << shape_str(s) << " params " << k << ", " << threads << " threads";
         int blocked = 0;
-        const OpResult nhwc = run_op_blocked(OpId::Concat, A().i("axis", 1), ins, "avx512_int8", threads, &blocked, {qy});
+        const OpResult nhwc = run_op_blocked(OpId::Concat, A().i("axis", 1), ins, kFast, threads, &blocked, {qy});
         ASSERT_TRUE(nhwc.status.ok()) << nhwc.status.message();
         EXPECT_EQ(blocked, 3);
         EXPECT_EQ(out_i8(nhwc), out_i8(want)) << shape_str(s) << " NHWC";
         ++ran;
       }
     }
-  EXPECT_EQ(ran, 40);
+  EXPECT_EQ(ran, 48);
 }
 
 TEST(QuantConcatRef, DifferentParamsAreRequantized) {

@@ -46,8 +46,8 @@ TEST(ConcatRef, AxesAndInputs) {
   }
 }
 
-// On the channel axis of 4-D activations Concat also runs on nChw16c (every channel count a
-// multiple of 16): the blocked run, converted back, equals the NCHW one. Another axis, or a
+// On the channel axis of 4-D activations Concat also runs blocked (nChw16c: every channel count a
+// multiple of 16; or NHWC): the blocked run, converted back, equals the NCHW one. Another axis, or a
 // constant input, keeps it NCHW.
 TEST(ConcatRef, BlockedChannelsMatchNchw) {
   const std::vector<float> va = iota_f(2 * 16 * 3 * 5, 0.f), vb = iota_f(2 * 32 * 3 * 5, 10000.f);
@@ -66,6 +66,16 @@ TEST(ConcatRef, BlockedChannelsMatchNchw) {
   const std::vector<TensorData> with_const = {f32({2, 16, 3, 5}, va), f32({2, 32, 3, 5}, vb, true)};
   ASSERT_OK(run_op_blocked(OpId::Concat, A().i("axis", 1), with_const, "ref", 1, &blocked).status);
   EXPECT_EQ(blocked, 0);
+  // Channel counts nChw16c would pad: blocked only where float is kept NHWC (kernel.h
+  // kFloatBlockedNhwc), where a pixel's channels from each input are one run.
+  const std::vector<TensorData> odd = {f32({2, 3, 3, 5}, iota_f(2 * 3 * 15, 0.f)),
+                                       f32({2, 5, 3, 5}, iota_f(2 * 5 * 15, 500.f))};
+  const OpResult odd_nchw = ref(OpId::Concat, A().i("axis", 1), odd);
+  ASSERT_OK(odd_nchw.status);
+  const OpResult odd_blocked = run_op_blocked(OpId::Concat, A().i("axis", 1), odd, "ref", 1, &blocked);
+  ASSERT_OK(odd_blocked.status);
+  EXPECT_EQ(blocked, kFloatBlockedNhwc ? 3 : 0);
+  EXPECT_EQ(odd_blocked.outputs[0].as<float>(), odd_nchw.outputs[0].as<float>());
 }
 
 TEST(ConcatRef, ShapeVectorsAndEmptyInputs) {

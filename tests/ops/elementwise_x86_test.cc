@@ -250,10 +250,6 @@ TEST(ElementwiseX86, SigmoidWithinUlpsOfReference) {
   }
 }
 
-// ------------------------------------------------------------- quantized unary ops: table lookup
-
-bool vbmi_available() { return __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vbmi"); }
-
 // Softmax along any axis: within the float tolerance of the reference (another exp, another
 // summation order for contiguous slices), slices with -inf, large values, a NaN (the slice becomes
 // NaN), vector tails; contiguous slices (the axis innermost or followed by 1s) and strided ones
@@ -294,64 +290,6 @@ TEST(ElementwiseX86, SoftmaxWithinToleranceOfReference) {
       }
       EXPECT_EQ(bad, 0u) << threads << " threads";
     }
-  }
-}
-
-TEST(ElementwiseX86, QuantizedUnaryTableIsBitExactWithReference) {
-  if (!vbmi_available()) GTEST_SKIP() << "no AVX-512 VBMI";
-  struct Case {
-    OpId op;
-    Attrs attrs;
-    float s_x, s_y;
-    int32_t zp_x, zp_y;
-  };
-  Attrs leaky;
-  leaky.set_float("alpha", 0.1f);
-  Attrs clip;
-  clip.set_float("min", -0.5f);
-  clip.set_float("max", 1.5f);
-  const Case cases[] = {{OpId::Sigmoid, Attrs(), 0.05f, 1.f / 256, 3, -128},
-                        {OpId::Tanh, Attrs(), 0.03f, 1.f / 128, -7, 0},
-                        {OpId::HardSwish, Attrs(), 0.04f, 0.035f, 11, -101},
-                        {OpId::LeakyRelu, leaky, 0.02f, 0.02f, -1, -1},
-                        {OpId::Clip, clip, 0.01f, 0.008f, 0, -64},
-                        {OpId::Exp, Attrs(), 0.02f, 0.05f, 5, -128}};
-  // Every code, several times over, then lengths around the 64-byte vector (tails) and a large
-  // tensor for 2 threads.
-  for (const Case& c : cases) {
-    SCOPED_TRACE(std::string(find_op(c.op)->name));
-    QuantParams qy;
-    qy.scale = {c.s_y};
-    qy.zero_point = {c.zp_y};
-    auto input = [&](const Shape& s, int64_t step) {  // codes (i * step + 11) mod 256
-      std::vector<int8_t> x(static_cast<size_t>(shape_numel(s)));
-      for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int8_t>((static_cast<int64_t>(i) * step + 11) & 0xFF);
-      TensorData in = TensorData::of(s, x, DType::kI8);
-      in.quant.scale = {c.s_x};
-      in.quant.zero_point = {c.zp_x};
-      return in;
-    };
-    for (int64_t n : {int64_t(1), int64_t(63), int64_t(64), int64_t(65), int64_t(256 * 5 + 17), int64_t(300000)}) {
-      const TensorData in = input(Shape{n}, 37);
-      const OpResult ref = test::run_op(c.op, c.attrs, {in}, 1, "ref", 1, {qy});
-      ASSERT_TRUE(ref.status.ok()) << ref.status.message();
-      ASSERT_EQ(ref.kernel_name, "ref_int8");
-      for (int threads : {1, 2}) {
-        const OpResult got = test::run_op(c.op, c.attrs, {in}, 1, "avx512_int8_table", threads, {qy});
-        ASSERT_TRUE(got.status.ok()) << got.status.message();
-        ASSERT_EQ(got.kernel_name, "avx512_int8_table");
-        EXPECT_EQ(got.outputs.at(0).as<int8_t>(), ref.outputs.at(0).as<int8_t>()) << "n=" << n << " threads=" << threads;
-      }
-    }
-    // A 4-D activation channels-last (the runtime's blocked INT8 layout): the same map per element.
-    const TensorData in = input(Shape{2, 5, 6, 7}, 53);
-    const OpResult ref = test::run_op(c.op, c.attrs, {in}, 1, "ref", 1, {qy});
-    ASSERT_TRUE(ref.status.ok()) << ref.status.message();
-    int blocked = 0;
-    const OpResult got = test::run_op_blocked(c.op, c.attrs, {in}, "avx512_int8_table", 1, &blocked, {qy});
-    ASSERT_TRUE(got.status.ok()) << got.status.message();
-    EXPECT_EQ(blocked, 2);
-    EXPECT_EQ(got.outputs.at(0).as<int8_t>(), ref.outputs.at(0).as<int8_t>()) << "NHWC";
   }
 }
 

@@ -1,4 +1,6 @@
-// Fast (oneDNN) fp32 kernels against the reference kernels, over a parameter matrix per op.
+// Fast fp32 kernels against the reference kernels, over a parameter matrix per op: the build's
+// library kernels (oneDNN's on x86-64, XNNPACK's on aarch64) on every matrix, and the x86 backend's
+// hand-written ones.
 //
 // Each case runs the node through infer + the reference kernel, then through the named fast
 // kernel with 1 and with 2 threads, and requires
@@ -19,128 +21,60 @@
 
 #include "common/fp16.h"
 #include "kernels/kernel.h"
+#include "ops/fast_vs_ref_util.h"
 #include "ops/op.h"
 #include "testutil/op_harness.h"
 
-#if defined(ORKNN_WITH_ONEDNN)
-#include "kernels/onednn/onednn_common.h"
+#if defined(ORKNN_WITH_ONEDNN) || defined(ORKNN_WITH_XNNPACK)
 #include "testutil/cpu.h"
 
 namespace orknn {
 namespace {
 
-using test::OpResult;
-using test::TensorData;
+// The float contract, the activations and the Conv cases' helpers: fast_vs_ref_util.h.
+using namespace fast_vs_ref;
 
-constexpr float kRelTol = 1e-4f;
+// The build's library float kernels, which the matrices below run: oneDNN's, or XNNPACK's.
+#if defined(ORKNN_WITH_ONEDNN)
+const char* const kConvF32 = "onednn_conv_f32";
+const char* const kGemmF32 = "onednn_gemm_f32";
+const char* const kMatMulF32 = "onednn_matmul_f32";
+const char* const kPoolF32 = "onednn_pool_f32";
+const char* const kGlobalPoolF32 = "onednn_global_pool_f32";
+constexpr bool kXnnpack = false;
+#else
+const char* const kConvF32 = "xnnpack_conv_f32";
+const char* const kGemmF32 = "xnnpack_gemm_f32";
+const char* const kMatMulF32 = "xnnpack_matmul_f32";
+const char* const kPoolF32 = "xnnpack_pool_f32";
+const char* const kGlobalPoolF32 = "xnnpack_global_pool_f32";
+constexpr bool kXnnpack = true;
+#endif
 
-// The reference side (infer + ref kernel) is written separately; until it links, skip.
-bool reference_available(OpId op) {
-  const OpDef* d = find_op(op);
-  return d && d->infer && find_ref_kernel(op);
-}
-
-#define REQUIRE_REFERENCE(op)                                                                  \
-  do {                                                                                         \
-    if (!reference_available(op)) GTEST_SKIP() << "no infer/reference kernel for " << op_name(op); \
-  } while (0)
-
-std::vector<float> as_floats(const OpResult& r) { return r.outputs.at(0).as<float>(); }
-
-float max_abs(const std::vector<float>& v) {
-  float m = 0.f;
-  for (float x : v) m = std::max(m, std::fabs(x));
-  return m;
-}
-
-// Runs the case with the reference and with `fast` (1 and 2 threads) and checks the contract.
-void expect_fast_matches_ref(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs,
-                             const std::string& fast, const std::string& what) {
-  SCOPED_TRACE(what);
-  OpResult ref = test::run_op(op, attrs, inputs, 1, "ref");
-  ASSERT_TRUE(ref.status.ok()) << ref.status.message();
-  ASSERT_EQ(ref.kernel_name, "ref");
-  const std::vector<float> want = as_floats(ref);
-  for (float v : want) ASSERT_TRUE(std::isfinite(v)) << "reference produced a non-finite value";
-  const float tol = kRelTol * std::max(1.f, max_abs(want));
-  for (int threads : {1, 2}) {
-    OpResult got = test::run_op(op, attrs, inputs, 1, fast, threads);
-    ASSERT_TRUE(got.status.ok()) << "threads=" << threads << ": " << got.status.message();
-    ASSERT_EQ(got.kernel_name, fast);
-    ASSERT_EQ(got.outputs.at(0).shape, ref.outputs.at(0).shape);
-    const std::vector<float> have = as_floats(got);
-    const float diff = test::max_abs_diff(have, want);
-    EXPECT_LE(diff, tol) << "threads=" << threads << " max|ref|=" << max_abs(want);
-    // Error relative to the magnitude, in the test XML (--gtest_output=xml) for docs/kernels.md.
-    char rel[32];
-    std::snprintf(rel, sizeof rel, "%.3g", diff / (tol / kRelTol));
-    ::testing::Test::RecordProperty("rel_err_t" + std::to_string(threads), rel);
+// A node and the kernel the registry must pick for it (fast kernels allowed).
+struct Pick {
+  OpId op;
+  Attrs attrs;
+  std::vector<TensorData> inputs;
+  const char* kernel;
+};
+void expect_picks(const std::vector<Pick>& cases) {
+  for (const Pick& e : cases) {
+    if (!reference_available(e.op)) continue;  // infer not linked yet
+    OpResult r = test::run_op(e.op, e.attrs, e.inputs, 1, "");
+    ASSERT_TRUE(r.status.ok()) << op_name(e.op) << ": " << r.status.message();
+    EXPECT_EQ(r.kernel_name, e.kernel) << op_name(e.op);
   }
 }
 
-std::string vec_str(const std::vector<int64_t>& v) {
-  std::ostringstream os;
-  for (size_t i = 0; i < v.size(); ++i) os << (i ? "x" : "") << v[i];
-  return os.str();
+// A node the build's kernel `fast` declines: the registry's pick for it is another kernel.
+void expect_declined(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, const std::string& fast,
+                     const std::string& what) {
+  OpResult best = test::run_op(op, attrs, inputs, 1, "");
+  ASSERT_TRUE(best.status.ok()) << what << ": " << best.status.message();
+  EXPECT_NE(best.kernel_name, fast) << what;
 }
 
-// Fused activations as the converter writes them (kernels/ref/activation.h).
-struct ActCase {
-  const char* name;  // "" = none
-  float alpha, beta;
-};
-const ActCase kActs[] = {{"", 0.f, 0.f},          {"Relu", 0.f, 0.f},       {"LeakyRelu", 0.1f, 0.f},
-                         {"Clip", 0.f, 6.f},      {"Clip", -0.5f, 0.25f},   {"HardSwish", 0.f, 0.f},
-                         {"HardSigmoid", 0.2f, 0.5f}, {"Sigmoid", 0.f, 0.f}, {"Clip", 0.f, INFINITY},
-                         {"Silu", 0.f, 0.f}};
-constexpr int kNumActs = sizeof(kActs) / sizeof(kActs[0]);
-
-void set_act(Attrs& a, const ActCase& act) {
-  if (!*act.name) return;
-  a.set_string("fused_act", act.name);
-  a.set_float("fused_alpha", act.alpha);
-  a.set_float("fused_beta", act.beta);
-}
-
-// ------------------------------------------------------------------------------------------ Conv
-
-struct ConvCase {
-  int64_t n, c, oc, group;
-  std::vector<int64_t> spatial, kernel, strides, dilations, pads;  // pads: begins then ends
-  bool bias;
-  ActCase act;
-};
-
-std::string conv_name(const ConvCase& p) {
-  std::ostringstream os;
-  os << "n" << p.n << "_c" << p.c << "_oc" << p.oc << "_g" << p.group << "_in" << vec_str(p.spatial) << "_k"
-     << vec_str(p.kernel) << "_s" << vec_str(p.strides) << "_d" << vec_str(p.dilations) << "_p" << vec_str(p.pads)
-     << (p.bias ? "_bias" : "") << (*p.act.name ? "_" : "") << p.act.name;
-  return os.str();
-}
-
-Attrs conv_attrs(const ConvCase& p) {
-  Attrs a;
-  a.set_ints("kernel_shape", p.kernel);
-  a.set_ints("strides", p.strides);
-  a.set_ints("dilations", p.dilations);
-  a.set_ints("pads", p.pads);
-  a.set_int("group", p.group);
-  set_act(a, p.act);
-  return a;
-}
-
-std::vector<TensorData> conv_inputs(const ConvCase& p, bool transposed, uint32_t seed) {
-  Shape x{p.n, p.c};
-  x.insert(x.end(), p.spatial.begin(), p.spatial.end());
-  Shape w = transposed ? Shape{p.c, p.oc / p.group} : Shape{p.oc, p.c / p.group};
-  w.insert(w.end(), p.kernel.begin(), p.kernel.end());
-  std::vector<TensorData> in;
-  in.push_back(TensorData::f32(x, test::random_floats(static_cast<size_t>(shape_numel(x)), seed)));
-  in.push_back(TensorData::f32(w, test::random_floats(static_cast<size_t>(shape_numel(w)), seed + 1), true));
-  if (p.bias) in.push_back(TensorData::f32({p.oc}, test::random_floats(static_cast<size_t>(p.oc), seed + 2), true));
-  return in;
-}
 
 // The matrix: every (kernel, stride, dilation, pad style, group style) with channel counts,
 // batch, bias and activation rotating through their values, plus every activation on the three
@@ -198,7 +132,12 @@ class ConvFastVsRef : public ::testing::TestWithParam<ConvCase> {};
 TEST_P(ConvFastVsRef, MatchesReference) {
   REQUIRE_REFERENCE(OpId::Conv);
   const ConvCase& p = GetParam();
-  expect_fast_matches_ref(OpId::Conv, conv_attrs(p), conv_inputs(p, false, 11), "onednn_conv_f32", conv_name(p));
+  // XNNPACK: 1-D and 2-D convolutions, 2-D ones also blocked (NHWC).
+  if (kXnnpack && p.spatial.size() > 2) {
+    expect_declined(OpId::Conv, conv_attrs(p), conv_inputs(p, false, 11), kConvF32, conv_name(p));
+    return;
+  }
+  expect_fast_matches_ref(OpId::Conv, conv_attrs(p), conv_inputs(p, false, 11), kConvF32, conv_name(p), kXnnpack);
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrix, ConvFastVsRef, ::testing::ValuesIn(conv_cases()),
@@ -206,127 +145,7 @@ INSTANTIATE_TEST_SUITE_P(Matrix, ConvFastVsRef, ::testing::ValuesIn(conv_cases()
                            return std::to_string(i.index) + "_" + conv_name(i.param);
                          });
 
-// Every activation layout the conv kernel can run with (normally chosen per layer), forced, on
-// shapes that exercise channel tails, groups, depthwise, strides and pads.
-TEST(ConvLayouts, EveryForcedLayoutMatchesReference) {
-  REQUIRE_REFERENCE(OpId::Conv);
-  const std::vector<ConvCase> cases = {
-      {1, 13, 17, 1, {11, 12}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, kActs[1]},
-      {2, 17, 33, 1, {9, 10}, {3, 3}, {2, 2}, {1, 1}, {1, 0, 1, 1}, true, kActs[5]},
-      {1, 33, 33, 33, {12, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, kActs[3]},
-      {1, 26, 34, 2, {10, 10}, {5, 5}, {1, 1}, {2, 2}, {4, 4, 4, 4}, false, kActs[0]},
-      {1, 3, 16, 1, {20, 20}, {7, 7}, {2, 2}, {1, 1}, {3, 3, 3, 3}, true, kActs[1]},
-  };
-  const onednn::ActLayout layouts[] = {onednn::ActLayout::kPlain, onednn::ActLayout::kAny,
-                                       onednn::ActLayout::kChannelBlocked16, onednn::ActLayout::kPlainToBlocked16};
-  int ran = 0;
-  for (onednn::ActLayout layout : layouts) {
-    onednn::set_act_layout_override(layout);
-    for (const ConvCase& p : cases) {
-      const std::string what = "layout " + std::to_string(static_cast<int>(layout)) + " " + conv_name(p);
-      // A layout oneDNN cannot serve for a shape (nChw16c for 3 input channels) makes the kernel
-      // decline the node; that is checked by the selection, not here.
-      OpResult probe = test::run_op(OpId::Conv, conv_attrs(p), conv_inputs(p, false, 71), 1, "onednn_conv_f32");
-      if (!probe.status.ok()) continue;
-      expect_fast_matches_ref(OpId::Conv, conv_attrs(p), conv_inputs(p, false, 71), "onednn_conv_f32", what);
-      ++ran;
-    }
-  }
-  onednn::set_act_layout_override(onednn::ActLayout::kAuto);
-  // All but nChw16c with 3 input channels, and NCHW -> nChw16c only where oneDNN serves it. Without
-  // AVX-512, oneDNN 2.6 has no nChw16c implementations: the plain and its own layouts only.
-  EXPECT_GE(ran, ORKNN_X86_HAS("avx512f") ? 15 : 10);
-}
-
-// Winograd: the conv kernel uses oneDNN's Winograd implementations for 3x3 stride-1 layers of at
-// least 16 input and output channels, without activation or with Relu, when the output is stored as fp16 (KernelContext::round_fp16),
-// and the direct convolution otherwise. Checks that choice (by implementation name) and that the
-// Winograd result, before the runtime's fp16 rounding, is within the float tolerance of the reference.
-struct WinogradRun {
-  std::string impl;
-  std::vector<float> y;
-};
-
-WinogradRun run_conv_kernel(const ConvCase& p, const std::vector<TensorData>& in, bool round_fp16, int threads) {
-  Graph g;
-  Node n;
-  n.op = OpId::Conv;
-  n.name = "conv";
-  n.attrs = conv_attrs(p);
-  n.inputs.push_back(g.add_tensor("x", in[0].shape, DType::kF32));
-  n.inputs.push_back(g.add_const("w", in[1].shape, DType::kF32, in[1].bytes.data(), in[1].bytes.size()));
-  if (p.bias) n.inputs.push_back(g.add_const("b", in[2].shape, DType::kF32, in[2].bytes.data(), in[2].bytes.size()));
-  Shape y{p.n, p.oc};
-  for (size_t i = 0; i < 2; ++i)
-    y.push_back((p.spatial[i] + p.pads[i] + p.pads[2 + i] - (p.kernel[i] - 1) * p.dilations[i] - 1) / p.strides[i] + 1);
-  n.outputs = {g.add_tensor("y", y, DType::kF32)};
-  WinogradRun r;
-  r.y.assign(static_cast<size_t>(shape_numel(y)), 0.f);
-  std::unique_ptr<Kernel> k;
-  for (const KernelEntry* e : kernels_for(OpId::Conv))
-    if (std::string(e->name) == "onednn_conv_f32" && e->supports(g, n)) k = e->create();
-  if (!k) return r;
-  KernelContext ctx;
-  ctx.graph = &g;
-  ctx.node = &n;
-  ctx.num_threads = threads;
-  ctx.round_fp16 = round_fp16;
-  for (size_t i = 0; i < n.inputs.size(); ++i)
-    ctx.inputs.push_back(i == 0 ? static_cast<const void*>(in[0].bytes.data()) : g.tensor(n.inputs[i]).data.ptr);
-  ctx.outputs = {r.y.data()};
-  if (!k->prepare(ctx).ok()) return r;
-  k->run(ctx);
-  r.impl = static_cast<onednn::OnednnKernel*>(k.get())->impl_name();
-  return r;
-}
-
-TEST(ConvWinograd, Fp16StorageSelectsWinogradWithinTolerance) {
-  REQUIRE_REFERENCE(OpId::Conv);
-  const std::vector<ConvCase> cases = {
-      {1, 16, 16, 1, {20, 23}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, kActs[1]},
-      {1, 24, 40, 1, {19, 17}, {3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, kActs[0]},
-      {2, 32, 24, 1, {16, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, kActs[0]},
-      {1, 64, 64, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, false, kActs[1]},
-      {1, 96, 24, 1, {30, 30}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, kActs[1]},
-  };
-  const bool avx512_core = ORKNN_X86_HAS("avx512f") && ORKNN_X86_HAS("avx512bw") &&
-                           ORKNN_X86_HAS("avx512vl") && ORKNN_X86_HAS("avx512dq");
-  for (const ConvCase& p : cases) {
-    SCOPED_TRACE(conv_name(p));
-    const std::vector<TensorData> in = conv_inputs(p, false, 91);
-    OpResult ref = test::run_op(OpId::Conv, conv_attrs(p), in, 1, "ref");
-    ASSERT_TRUE(ref.status.ok()) << ref.status.message();
-    const std::vector<float> want = as_floats(ref);
-    const float tol = kRelTol * std::max(1.f, max_abs(want));
-    for (int threads : {1, 2}) {
-      const WinogradRun wino = run_conv_kernel(p, in, /*round_fp16=*/true, threads);
-      // oneDNN 2.6 has Winograd only for avx512_core: elsewhere the kernel runs the direct one.
-      EXPECT_EQ(wino.impl.find("wino") != std::string::npos, avx512_core) << "fp16 storage ran " << wino.impl;
-      EXPECT_LE(test::max_abs_diff(wino.y, want), tol) << "threads " << threads;
-      const WinogradRun direct = run_conv_kernel(p, in, /*round_fp16=*/false, threads);
-      EXPECT_FALSE(direct.impl.empty());
-      EXPECT_EQ(direct.impl.find("wino"), std::string::npos) << "pure fp32 ran " << direct.impl;
-      EXPECT_LE(test::max_abs_diff(direct.y, want), tol) << "threads " << threads;
-    }
-  }
-  // Not taken: fewer than 16 input channels, stride 2, dilation, groups, images under 14x14 output
-  // pixels; activations other than Relu (oneDNN's Winograd implementations take no other post-op).
-  const std::vector<ConvCase> others = {
-      {1, 64, 64, 1, {13, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, kActs[1]},
-      {1, 32, 32, 1, {20, 20}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, kActs[5]},
-      {1, 32, 32, 1, {20, 20}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, kActs[3]},
-      {1, 8, 16, 1, {20, 20}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, kActs[0]},
-      {1, 32, 32, 1, {20, 20}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, kActs[0]},
-      {1, 32, 32, 1, {20, 20}, {3, 3}, {1, 1}, {2, 2}, {2, 2, 2, 2}, true, kActs[0]},
-      {1, 32, 32, 2, {20, 20}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, kActs[0]},
-  };
-  for (const ConvCase& p : others) {
-    const WinogradRun r = run_conv_kernel(p, conv_inputs(p, false, 92), /*round_fp16=*/true, 1);
-    EXPECT_FALSE(r.impl.empty()) << conv_name(p);
-    EXPECT_EQ(r.impl.find("wino"), std::string::npos) << conv_name(p) << " ran " << r.impl;
-  }
-}
-
+#if defined(ORKNN_WITH_ONEDNN)
 // -------------------------------------------------------------------------------- ConvTranspose
 
 struct DeconvCase {
@@ -381,6 +200,8 @@ INSTANTIATE_TEST_SUITE_P(Matrix, DeconvFastVsRef, ::testing::ValuesIn(deconv_cas
                            return std::to_string(i.index) + "_" + conv_name(i.param.conv) + "_op" +
                                   vec_str(i.param.output_padding);
                          });
+
+#endif  // ORKNN_WITH_ONEDNN
 
 // ------------------------------------------------------------------------------------------ Gemm
 
@@ -448,7 +269,13 @@ TEST_P(GemmFastVsRef, MatchesReference) {
   a.set_float("alpha", p.alpha);
   a.set_float("beta", p.beta);
   set_act(a, p.act);
-  expect_fast_matches_ref(OpId::Gemm, a, gemm_inputs(p, 31), "onednn_gemm_f32", gemm_name(p));
+  // XNNPACK: the fully-connected form (kernels/fc_shape.h) with constant B and C.
+  const bool c_bias = p.c_kind == 0 || (p.beta == 1.f && p.c_const && (p.c_kind == 2 || p.c_kind == 3));
+  if (kXnnpack && !(p.b_const && !p.trans_a && p.alpha == 1.f && c_bias)) {
+    expect_declined(OpId::Gemm, a, gemm_inputs(p, 31), kGemmF32, gemm_name(p));
+    return;
+  }
+  expect_fast_matches_ref(OpId::Gemm, a, gemm_inputs(p, 31), kGemmF32, gemm_name(p));
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrix, GemmFastVsRef, ::testing::ValuesIn(gemm_cases()),
@@ -501,7 +328,12 @@ TEST_P(MatMulFastVsRef, MatchesReference) {
   std::vector<TensorData> in;
   in.push_back(TensorData::f32(p.a, test::random_floats(static_cast<size_t>(shape_numel(p.a)), 41)));
   in.push_back(TensorData::f32(p.b, test::random_floats(static_cast<size_t>(shape_numel(p.b)), 42), p.b_const));
-  expect_fast_matches_ref(OpId::MatMul, a, in, "onednn_matmul_f32", matmul_name(p));
+  // XNNPACK: a constant 2-D B (a fully-connected layer).
+  if (kXnnpack && !(p.b_const && p.b.size() == 2)) {
+    expect_declined(OpId::MatMul, a, in, kMatMulF32, matmul_name(p));
+    return;
+  }
+  expect_fast_matches_ref(OpId::MatMul, a, in, kMatMulF32, matmul_name(p));
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrix, MatMulFastVsRef, ::testing::ValuesIn(matmul_cases()),
@@ -516,7 +348,7 @@ struct PoolCase {
   int64_t n, c;
   std::vector<int64_t> spatial, kernel, strides, dilations, pads;
   bool ceil_mode, include_pad;
-  bool fast_expected;  // false: the node must fall back to the reference kernel
+  bool fast_expected;  // oneDNN; false: the node must fall back to the reference kernel
 };
 
 std::string pool_name(const PoolCase& p) {
@@ -581,6 +413,21 @@ std::vector<PoolCase> pool_cases() {
   return cases;
 }
 
+// XNNPACK's pooling (kernels/xnnpack/pool_f32.cc): 2-D, no dilation, not 1x1, no padding counted
+// by an average, and every window (ceil_mode's extra ones included) holding an input element.
+bool xnnpack_takes_pool(const PoolCase& p) {
+  if (p.spatial.size() != 2 || p.kernel[0] * p.kernel[1] == 1) return false;
+  for (size_t i = 0; i < 2; ++i) {
+    const int64_t span = p.spatial[i] + p.pads[i] + p.pads[2 + i] - p.kernel[i];
+    int64_t out = (p.ceil_mode ? (span + p.strides[i] - 1) / p.strides[i] : span / p.strides[i]) + 1;
+    if (p.ceil_mode && (out - 1) * p.strides[i] >= p.spatial[i] + p.pads[i]) --out;  // ONNX drops it
+    if (p.dilations[i] != 1 || p.pads[i] >= p.kernel[i] || (out - 1) * p.strides[i] - p.pads[i] >= p.spatial[i])
+      return false;
+    if (p.include_pad && (p.pads[i] != 0 || p.pads[2 + i] != 0)) return false;
+  }
+  return true;
+}
+
 class PoolFastVsRef : public ::testing::TestWithParam<PoolCase> {};
 
 TEST_P(PoolFastVsRef, MatchesReference) {
@@ -597,8 +444,8 @@ TEST_P(PoolFastVsRef, MatchesReference) {
   Shape x{p.n, p.c};
   x.insert(x.end(), p.spatial.begin(), p.spatial.end());
   std::vector<TensorData> in{TensorData::f32(x, test::random_floats(static_cast<size_t>(shape_numel(x)), 51))};
-  if (p.fast_expected) {
-    expect_fast_matches_ref(op, a, in, "onednn_pool_f32", pool_name(p));
+  if (kXnnpack ? xnnpack_takes_pool(p) : p.fast_expected) {
+    expect_fast_matches_ref(op, a, in, kPoolF32, pool_name(p), kXnnpack);
   } else {
     OpResult best = test::run_op(op, a, in, 1, "");
     ASSERT_TRUE(best.status.ok()) << best.status.message();
@@ -623,7 +470,12 @@ TEST_P(GlobalPoolFastVsRef, MatchesReference) {
   const OpId op = p.max ? OpId::GlobalMaxPool : OpId::GlobalAveragePool;
   REQUIRE_REFERENCE(op);
   std::vector<TensorData> in{TensorData::f32(p.x, test::random_floats(static_cast<size_t>(shape_numel(p.x)), 61))};
-  expect_fast_matches_ref(op, Attrs(), in, "onednn_global_pool_f32", std::string(op_name(op)) + shape_str(p.x));
+  const std::string what = std::string(op_name(op)) + shape_str(p.x);
+  if (kXnnpack && p.max) {  // XNNPACK has no global max pooling
+    expect_declined(op, Attrs(), in, kGlobalPoolF32, what);
+    return;
+  }
+  expect_fast_matches_ref(op, Attrs(), in, kGlobalPoolF32, what, kXnnpack);
 }
 
 std::vector<GlobalPoolCase> global_pool_cases() {
@@ -640,6 +492,7 @@ INSTANTIATE_TEST_SUITE_P(Matrix, GlobalPoolFastVsRef, ::testing::ValuesIn(global
                            return std::to_string(i.index) + (i.param.max ? "_max_" : "_avg_") + vec_str(i.param.x);
                          });
 
+#if defined(ORKNN_WITH_ONEDNN)
 // The hand-written float GlobalAveragePool (kernels/x86/global_pool_f32_avx512.cc), bit-identical
 // to the reference in both layouts: channel counts around its 16-channel vectors and 64-channel
 // jobs, batch 2, a 1x1 plane, a 112x112 one; NCHW and, where the runtime would block the channels,
@@ -885,11 +738,15 @@ TEST(Pointwise16cF32X86, MatchesReference) {
   }
 }
 
+#endif  // ORKNN_WITH_ONEDNN
+
 // ------------------------------------------------------------------------- Conv + residual
 
 // Conv's residual input (ops/conv.cc: y = act(conv + B + R)), on the fast kernels that add it:
 // oneDNN's sum post-op (with the residual copied or reordered into its destination, or already
-// there when the output shares the residual's bytes) and x86_pw16c_f32's epilogue. Each runs NCHW
+// there when the output shares the residual's bytes), x86_pw16c_f32's epilogue, and XNNPACK's
+// convolution into the scratch followed by the kernel's own pass (the output may be the residual's
+// bytes). Each runs NCHW
 // and blocked, with its own output buffer and in the residual's bytes (as the arena planner places
 // them), on 1 and 2 threads; the in-place result must equal the separate one bit for bit.
 TEST(ConvResidual, FastKernelsMatchReference) {
@@ -899,18 +756,23 @@ TEST(ConvResidual, FastKernelsMatchReference) {
     const char* kernel;
   };
   const ActCase none = kActs[0], relu = kActs[1], hswish = kActs[5], sigmoid = kActs[7];
+  const ActCase clip = kActs[4];
   std::vector<Case> cases = {
-      {{1, 16, 32, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, relu}, "onednn_conv_f32"},  // 1x1, nChw16c
-      {{2, 32, 32, 1, {12, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, relu}, "onednn_conv_f32"},  // 3x3, NHWC
-      {{1, 16, 32, 1, {15, 15}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, false, none}, "onednn_conv_f32"},  // strided
-      {{1, 32, 32, 32, {9, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, hswish}, "onednn_conv_f32"},  // depthwise
-      {{1, 24, 24, 1, {10, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, sigmoid}, "onednn_conv_f32"},  // own pass
-      {{1, 5, 7, 1, {20}, {3}, {1}, {1}, {1, 1}, true, relu}, "onednn_conv_f32"},  // 1-D
-      {{1, 32, 48, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, relu}, "x86_pw16c_f32"},
-      {{2, 16, 16, 1, {13, 13}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, none}, "x86_pw16c_f32"},
-      {{1, 64, 32, 1, {5, 9}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, sigmoid}, "x86_pw16c_f32"},
+      {{1, 16, 32, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, relu}, kConvF32},  // 1x1, nChw16c
+      {{2, 32, 32, 1, {12, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, relu}, kConvF32},  // 3x3, NHWC
+      {{1, 16, 32, 1, {15, 15}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, false, none}, kConvF32},  // strided
+      {{1, 32, 32, 32, {9, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, hswish}, kConvF32},  // depthwise
+      {{1, 24, 24, 1, {10, 11}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, sigmoid}, kConvF32},  // own pass
+      {{1, 5, 7, 1, {20}, {3}, {1}, {1}, {1, 1}, true, relu}, kConvF32},  // 1-D
+      {{2, 13, 17, 1, {9, 8}, {3, 3}, {2, 1}, {1, 2}, {1, 2, 0, 2}, true, clip}, kConvF32},  // odd channels, Clip
   };
-  if (!ORKNN_X86_HAS("avx512f")) cases.resize(6);  // the pw16c cases need AVX-512F
+#if defined(ORKNN_WITH_ONEDNN)
+  if (ORKNN_X86_HAS("avx512f")) {  // the pw16c cases need AVX-512F
+    cases.push_back({{1, 32, 48, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, relu}, "x86_pw16c_f32"});
+    cases.push_back({{2, 16, 16, 1, {13, 13}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, none}, "x86_pw16c_f32"});
+    cases.push_back({{1, 64, 32, 1, {5, 9}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, true, sigmoid}, "x86_pw16c_f32"});
+  }
+#endif
   uint32_t seed = 500;
   for (const Case& c : cases) {
     const ConvCase& p = c.conv;
@@ -951,17 +813,20 @@ TEST(ConvResidual, FastKernelsMatchReference) {
       EXPECT_EQ(runs[3].outputs[0].bytes, runs[2].outputs[0].bytes) << "blocked, in place";
       EXPECT_EQ(n_blocked_in_place, n_blocked);
       // Residual and output are blocked together (runtime/layout_assignment.h) when the channels
-      // allow: whole 16-channel blocks, or padded ones above 16 channels unless oneDNN's kernel
-      // applies Sigmoid/SiLU in its own pass (AVX-512F only), which takes whole blocks.
+      // allow: in NHWC any count; in nChw16c whole 16-channel blocks, or padded ones above 16
+      // channels unless oneDNN's kernel applies Sigmoid/SiLU in its own pass (AVX-512F only),
+      // which takes whole blocks.
       const std::string act = p.act.name;
       const bool own_act_pass = std::string(c.kernel) == "onednn_conv_f32" && (act == "Sigmoid" || act == "Silu") &&
                                 ORKNN_X86_HAS("avx512f");
-      const bool blockable = p.spatial.size() == 2 && (p.oc % 16 == 0 || (p.oc > 16 && !own_act_pass));
+      const bool blockable =
+          p.spatial.size() == 2 && (kFloatBlockedNhwc || p.oc % 16 == 0 || (p.oc > 16 && !own_act_pass));
       EXPECT_EQ(n_blocked >= 2, blockable) << n_blocked << " tensors blocked";
     }
   }
 }
 
+#if defined(ORKNN_WITH_ONEDNN)
 // ----------------------------------------------------------------- ConvTranspose 2x2 stride 2
 
 // The hand-written 2x2 stride-2 deconvolution (kernels/x86/deconv2x2_avx512.cc): channel counts
@@ -1096,13 +961,7 @@ TEST(BlockedActivations, OnednnKernelsMatchReference) {
 
 // With fast kernels allowed, the common layers of CNNs pick the oneDNN kernel.
 TEST(FastKernelSelection, CommonNodesPickOnednn) {
-  struct Expect {
-    OpId op;
-    Attrs attrs;
-    std::vector<TensorData> inputs;
-    const char* kernel;
-  };
-  std::vector<Expect> cases;
+  std::vector<Pick> cases;
   {
     ConvCase p{1, 16, 32, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, kActs[1]};
     cases.push_back({OpId::Conv, conv_attrs(p), conv_inputs(p, false, 1), "onednn_conv_f32"});
@@ -1144,12 +1003,7 @@ TEST(FastKernelSelection, CommonNodesPickOnednn) {
                      ORKNN_X86_HAS("avx512f") ? "x86_gap_f32" : "onednn_global_pool_f32"});
     cases.push_back({OpId::GlobalMaxPool, Attrs(), x, "onednn_global_pool_f32"});
   }
-  for (const Expect& e : cases) {
-    if (!reference_available(e.op)) continue;  // infer not linked yet
-    OpResult r = test::run_op(e.op, e.attrs, e.inputs, 1, "");
-    ASSERT_TRUE(r.status.ok()) << op_name(e.op) << ": " << r.status.message();
-    EXPECT_EQ(r.kernel_name, e.kernel) << op_name(e.op);
-  }
+  expect_picks(cases);
 }
 
 // Nodes the oneDNN kernels do not take stay on the reference kernel.
@@ -1196,7 +1050,67 @@ TEST(FastKernelSelection, UnsupportedNodesFallBackToReference) {
   }
 }
 
+#else  // XNNPACK
+
+// With fast kernels allowed, the common float layers of CNNs pick XNNPACK's kernels, and what they
+// decline stays on the reference.
+TEST(FastKernelSelection, CommonNodesPickXnnpack) {
+  std::vector<Pick> cases;
+  const ConvCase convs[] = {
+      {1, 16, 32, 1, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}, true, kActs[1]},
+      {1, 32, 32, 32, {14, 14}, {3, 3}, {2, 2}, {1, 1}, {1, 1, 1, 1}, true, kActs[3]},
+      {1, 24, 144, 1, {14, 14}, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, kActs[0]},
+  };
+  for (const ConvCase& p : convs) cases.push_back({OpId::Conv, conv_attrs(p), conv_inputs(p, false, 1), kConvF32});
+  {
+    ConvCase p3d{1, 3, 5, 1, {5, 6, 7}, {3, 3, 3}, {1, 1, 1}, {1, 1, 1}, {1, 1, 1, 1, 1, 1}, true, kActs[0]};
+    cases.push_back({OpId::Conv, conv_attrs(p3d), conv_inputs(p3d, false, 2), "ref"});
+    ConvCase p{1, 4, 4, 1, {6, 6}, {3, 3}, {1, 1}, {1, 1}, {0, 0, 0, 0}, false, kActs[0]};
+    std::vector<TensorData> in = conv_inputs(p, false, 8);
+    in[1].is_const = false;  // nothing to pack at prepare
+    cases.push_back({OpId::Conv, conv_attrs(p), in, "ref"});
+  }
+  {
+    GemmCase fc{1, 512, 1000, false, true, 1.f, 1.f, 2, true, true, kActs[0]};
+    Attrs a;
+    a.set_int("transB", 1);
+    cases.push_back({OpId::Gemm, a, gemm_inputs(fc, 4), kGemmF32});
+    Attrs ta = a;
+    ta.set_int("transA", 1);
+    GemmCase t{4, 16, 8, true, true, 1.f, 1.f, 0, true, true, kActs[0]};
+    cases.push_back({OpId::Gemm, ta, gemm_inputs(t, 4), "ref"});
+    cases.push_back({OpId::MatMul, Attrs(),
+                     {TensorData::f32({1, 4, 64}, test::random_floats(256, 5)),
+                      TensorData::f32({64, 32}, test::random_floats(64 * 32, 6), true)},
+                     kMatMulF32});
+    cases.push_back({OpId::MatMul, Attrs(),
+                     {TensorData::f32({4, 64}, test::random_floats(256, 5)),
+                      TensorData::f32({64, 32}, test::random_floats(64 * 32, 6), false)},
+                     "ref"});
+  }
+  {
+    Attrs mp;
+    mp.set_ints("kernel_shape", {3, 3});
+    mp.set_ints("strides", {2, 2});
+    mp.set_ints("pads", {1, 1, 1, 1});
+    std::vector<TensorData> x{TensorData::f32({1, 8, 16, 16}, test::random_floats(8 * 256, 7))};
+    cases.push_back({OpId::MaxPool, mp, x, kPoolF32});
+    Attrs dilated = mp;
+    dilated.set_ints("dilations", {2, 2});
+    cases.push_back({OpId::MaxPool, dilated, x, "ref"});
+    Attrs ap;
+    ap.set_ints("kernel_shape", {2, 2});
+    ap.set_ints("strides", {2, 2});
+    cases.push_back({OpId::AveragePool, ap, x, kPoolF32});
+    cases.push_back({OpId::GlobalAveragePool, Attrs(), x, kGlobalPoolF32});
+    cases.push_back({OpId::GlobalMaxPool, Attrs(), x, "ref"});
+  }
+  expect_picks(cases);
+}
+
+#endif  // ORKNN_WITH_ONEDNN
+
 }  // namespace
 }  // namespace orknn
 
-#endif  // ORKNN_WITH_ONEDNN
+#endif  // ORKNN_WITH_ONEDNN || ORKNN_WITH_XNNPACK

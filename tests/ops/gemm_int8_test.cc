@@ -14,6 +14,7 @@
 
 #include "ops/int8_test_helpers.h"
 #include "ops/ref_test_helpers.h"
+#include "testutil/cpu.h"
 
 namespace orknn::test {
 namespace {
@@ -58,6 +59,28 @@ void check_fc_fast_kernels(OpId op, const Attrs& at, const std::vector<TensorDat
       EXPECT_EQ(r.status.ok(), takes) << r.status.message();
       if (r.status.ok()) expect_same(out_i8(r), want, acc);
     }
+}
+
+// The fast kernel of MatMul for two activations (attention), where registered: the x86 VNNI one.
+// It must take every such node on a CPU with AVX-512 VNNI, and decline every other node (constant
+// B, other CPUs), at 1 and 2 threads, with the naive formula's bytes; through the registry it is
+// the kernel chosen.
+void check_act_fast_kernel(const Attrs& at, const std::vector<TensorData>& in, const QuantParams& y_q, bool b_const,
+                           const std::vector<int8_t>& want, const std::vector<int64_t>& acc) {
+  const std::string kernel = "x86_matmul_int8_act";
+  if (!kernel_registered(OpId::MatMul, kernel)) return;
+  const bool takes = !b_const && ORKNN_X86_HAS("avx512vnni") && ORKNN_X86_HAS("avx512bw") && ORKNN_X86_HAS("avx512vl");
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(kernel + ", threads " + std::to_string(threads));
+    OpResult r = run_op(OpId::MatMul, at, in, 1, kernel, threads, {y_q});
+    EXPECT_EQ(r.status.ok(), takes) << r.status.message();
+    if (r.status.ok()) expect_same(out_i8(r), want, acc);
+  }
+  if (!takes) return;
+  OpResult best = run_op(OpId::MatMul, at, in, 1, "", 2, {y_q});
+  ASSERT_OK(best.status);
+  EXPECT_EQ(best.kernel_name, kernel);
+  expect_same(out_i8(best), want, acc);
 }
 
 // ------------------------------------------------------------------ hand-computed cases
@@ -215,6 +238,7 @@ struct MatMulCase {
   int32_t zp_a = 0, zp_b = 0, zp_y = 0;
   std::string act;
   bool ties = false;
+  bool saturate = false;  // s_y small enough that many outputs saturate at both ends
 };
 
 void run_matmul_case(const MatMulCase& cs, uint32_t seed) {
@@ -264,7 +288,7 @@ void run_matmul_case(const MatMulCase& cs, uint32_t seed) {
                      : 0.002f * static_cast<float>(std::uniform_int_distribution<int>(1, 20)(rng));
   int64_t max_acc = 1;
   for (int64_t v : acc) max_acc = std::max<int64_t>(max_acc, std::llabs(v));
-  const float s_y = cs.ties ? 1.f : s_a * s_b[0] * static_cast<float>(max_acc) / 100.f;
+  const float s_y = cs.ties ? 1.f : s_a * s_b[0] * static_cast<float>(max_acc) / (cs.saturate ? 1000.f : 100.f);
   std::vector<int8_t> want(acc.size());
   for (size_t i = 0; i < acc.size(); ++i) {
     const float sb = s_b.size() == 1 ? s_b[0] : s_b[i % static_cast<size_t>(n)];
@@ -281,6 +305,7 @@ void run_matmul_case(const MatMulCase& cs, uint32_t seed) {
   ASSERT_EQ(r.outputs[0].shape, out);
   expect_same(out_i8(r), want, acc);
   check_fc_fast_kernels(OpId::MatMul, at, in, qp(s_y, cs.zp_y), cs.b_const && cs.b.size() == 2, want, acc);
+  check_act_fast_kernel(at, in, qp(s_y, cs.zp_y), cs.b_const, want, acc);
 }
 
 TEST(MatMulInt8Ref, MatchesNaiveFormula) {
@@ -307,6 +332,21 @@ TEST(MatMulInt8Ref, MatchesNaiveFormula) {
   add("relu", {4, 10}, {10, 6}, true, true, 2, 0, -7)->act = "Relu";
   add("ties_weights", {6, 8}, {8, 9}, true, true, 5, 0, 2)->ties = true;
   add("ties_activations", {6, 8}, {8, 9}, false, false, -5, 3, 1)->ties = true;
+  // Attention shapes and the fast kernel's edges: K not a multiple of 4, column tails past 16 and
+  // 64, row tails past 6, broadcast batch dims on either side, zero points at both ends,
+  // saturation, large accumulators.
+  add("attention_qk", {1, 4, 50, 16}, {1, 4, 16, 50}, false, false, 3, -7, 2);
+  add("attention_pv", {1, 4, 50, 50}, {1, 4, 50, 16}, false, false, -128, -128, -5);
+  add("odd_k_column_tails", {3, 7, 13}, {3, 13, 70}, false, false, 127, -128, 0);
+  add("broadcast_b_batch", {2, 3, 5, 20}, {1, 3, 20, 9}, false, false, -128, 127, 127);
+  add("broadcast_a_batch_3_panels", {1, 3, 6, 8}, {2, 3, 8, 130}, false, false, 127, 127, -128);
+  add("b_2d_rows_split", {40, 24}, {24, 20}, false, false, -3, 5, 0);
+  add("one_batch_rows_over_threads", {100, 80}, {80, 70}, false, false, 17, -33, 4);  // enough work for 2
+  add("one_row_k1", {1, 1}, {1, 17}, false, false, 9, -9, 3);
+  add("deep_k_extremes", {5, 1001}, {1001, 33}, false, false, -128, 127, 1);
+  add("saturate", {2, 9, 31}, {2, 31, 18}, false, false, 60, -60, -100)->saturate = true;
+  add("relu_activations", {3, 14, 12}, {3, 12, 40}, false, false, -20, 11, -60)->act = "Relu";
+  add("ties_activations_wide", {2, 13, 22}, {2, 22, 67}, false, false, 100, -100, 0)->ties = true;
   uint32_t seed = 500;
   for (const MatMulCase& c : cases) run_matmul_case(c, seed++);
 }

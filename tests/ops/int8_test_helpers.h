@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/kernel.h"
 #include "testutil/op_harness.h"
 
 namespace orknn::test::q8t {
@@ -212,6 +213,21 @@ inline std::vector<int64_t> naive_conv_acc(const NaiveConvGeometry& g, const std
           }
   if (max_u8_sum) *max_u8_sum = max_u8;
   return acc;
+}
+
+// The fast INT8 kernel of `op` that this build runs on this CPU, for the tests that hold it to the
+// reference bit for bit: the x86 backend's `x86` when it is registered and `x86_cpu` says the CPU
+// has its features, else the NEON backend's `neon` when it is registered (NEON is part of every
+// aarch64 CPU); nullptr when neither runs here (the test skips).
+inline const char* fast_int8_kernel(OpId op, const char* x86, bool x86_cpu, const char* neon) {
+  auto registered = [op](const char* name) {
+    for (const KernelEntry* e : kernels_for(op))
+      if (std::string(e->name) == name) return true;
+    return false;
+  };
+  if (x86_cpu && registered(x86)) return x86;
+  if (registered(neon)) return neon;
+  return nullptr;
 }
 
 }  // namespace orknn::test::q8t

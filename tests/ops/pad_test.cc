@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/int8_test_helpers.h"
 #include "ops/ref_test_helpers.h"
 
 namespace orknn::test {
@@ -195,6 +196,108 @@ TEST(PadRef, IntegerDtypes) {
     EXPECT_EQ(r.outputs[0].dtype, DType::kI8);
     EXPECT_EQ(r.outputs[0].as<int8_t>(), naive_pad<int8_t>(s, x8, pads, mode, 7, &ws));
   }
+}
+
+// The fast quantized Pad (row copies) against the naive crop-then-pad, with the constant
+// quantize(value) (value 0 gives zp; others round, and saturate): every mode, positive, negative
+// and mixed pads on every axis of 4-D tensors (also the channel axis, which is innermost in the
+// blocked NHWC layout), rows longer than a cache line, ranks 1 to 3, 1 and 2 threads, NCHW and
+// channels-last. Where built it is the kernel chosen for quantized Pads.
+TEST(QuantPadFast, MatchesNaivePadBitExactly) {
+  using q8t::qp;
+  const std::string kernel = "x86_pad_int8";
+  if (!kernel_registered(OpId::Pad, kernel)) GTEST_SKIP() << kernel << " not built";
+  struct Case {
+    Shape s;
+    std::vector<int64_t> pads;
+    float value;
+  };
+  const std::vector<Case> cases = {
+      {{1, 5, 7, 9}, {0, 0, 1, 1, 0, 0, 1, 1}, 0.f},          // inception's Pad before its pools
+      {{2, 3, 4, 70}, {0, 1, 2, 3, 1, 0, 1, 65}, 0.3f},       // every axis, a row past 64 bytes
+      {{2, 6, 5, 5}, {0, -1, 1, -2, 0, -2, -1, 2}, -0.77f},   // crops mixed with pads
+      {{1, 2, 3, 3}, {0, 0, 2, 2, 0, 0, 2, 2}, 1000.f},       // value saturates at 127
+      {{1, 3, 4, 4}, {0, 2, 0, 0, 0, 3, 0, 0}, -1000.f},      // channels only (saturates at -128)
+      {{1, 1, 1, 1}, {0, 0, 3, 2, 0, 0, 1, 4}, 0.05f},        // one element padded far
+      {{17}, {5, 9}, 0.125f},
+      {{4, 33}, {-1, 2, 2, -30}, 0.f},
+      {{3, 2, 5}, {1, 1, 1, 1, 1, 1}, -0.5f},
+  };
+  const QuantParams q = qp(0.1f, -7);
+  uint32_t seed = 41;
+  for (const Case& c : cases)
+    for (const char* mode : {"constant", "reflect", "edge", "wrap"}) {
+      const std::string m = mode;
+      bool pads_fit = true;  // reflect and wrap need the pad within the kept length (infer)
+      for (size_t d = 0; d < c.s.size() && m != "constant"; ++d) {
+        const int64_t kept = c.s[d] + std::min<int64_t>(c.pads[d], 0) + std::min<int64_t>(c.pads[c.s.size() + d], 0);
+        if (kept < 1) pads_fit = false;
+      }
+      if (!pads_fit) continue;
+      const std::vector<int8_t> x = q8t::random_i8(static_cast<size_t>(shape_numel(c.s)), seed++);
+      Attrs a;
+      a.set_string("mode", mode);
+      a.set_ints("pads", c.pads);
+      a.set_float("value", c.value);
+      Shape ws;
+      const int8_t value = static_cast<int8_t>(q8t::quantize_naive(c.value, q));
+      const std::vector<int8_t> want = naive_pad<int8_t>(c.s, x, c.pads, mode, value, &ws);
+      const TensorData in = q8t::q8(c.s, x, q);
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(std::string(mode) + " " + shape_str(c.s) + " threads " + std::to_string(threads));
+        OpResult r = run_op(OpId::Pad, a, {in}, 1, kernel, threads, {q});
+        ASSERT_TRUE(r.status.ok()) << r.status.message();
+        EXPECT_EQ(r.outputs[0].shape, ws);
+        EXPECT_EQ(r.outputs[0].as<int8_t>(), want);
+        if (c.s.size() != 4) continue;
+        int blocked = 0;
+        OpResult b = run_op_blocked(OpId::Pad, a, {in}, kernel, threads, &blocked, {q});
+        ASSERT_TRUE(b.status.ok()) << b.status.message();
+        EXPECT_EQ(blocked, 2);
+        EXPECT_EQ(b.outputs[0].as<int8_t>(), want) << "NHWC";
+      }
+      OpResult best = run_op(OpId::Pad, a, {in}, 1, "", 1, {q});
+      ASSERT_TRUE(best.status.ok()) << best.status.message();
+      EXPECT_EQ(best.kernel_name, kernel);
+      EXPECT_EQ(best.outputs[0].as<int8_t>(), want);
+    }
+}
+
+// The float row-copy kernel against the reference kernel, bit for bit (both copy the elements),
+// every mode, crops, a value that is not 0, 1 and 2 threads.
+TEST(PadFastF32, MatchesReferenceBitExactly) {
+  const std::string kernel = "x86_pad_f32";
+  if (!kernel_registered(OpId::Pad, kernel)) GTEST_SKIP() << kernel << " not built";
+  struct Case {
+    Shape s;
+    std::vector<int64_t> pads;
+  };
+  const std::vector<Case> cases = {
+      {{1, 64, 32, 32}, {0, 0, 0, 0, 0, 0, 1, 1}},  // MaxViT's Pad before a stride-2 convolution
+      {{2, 3, 4, 70}, {0, 1, 2, 3, 1, 0, 1, 65}},
+      {{2, 6, 5, 5}, {0, -1, 1, -2, 0, -2, -1, 2}},
+      {{17}, {5, 9}},
+      {{3, 2, 5}, {1, 1, 1, 1, 1, 1}},
+  };
+  uint32_t seed = 7;
+  for (const Case& c : cases)
+    for (const char* mode : {"constant", "reflect", "edge", "wrap"}) {
+      Attrs a;
+      a.set_string("mode", mode);
+      a.set_ints("pads", c.pads);
+      a.set_float("value", -1.25f);
+      const TensorData in = TensorData::f32(c.s, random_floats(static_cast<size_t>(shape_numel(c.s)), seed++, -2.f, 2.f));
+      const OpResult ref = run_op(OpId::Pad, a, {in}, 1, "ref");
+      ASSERT_TRUE(ref.status.ok()) << ref.status.message();
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(std::string(mode) + " " + shape_str(c.s) + " threads " + std::to_string(threads));
+        const OpResult r = run_op(OpId::Pad, a, {in}, 1, "", threads);
+        ASSERT_TRUE(r.status.ok()) << r.status.message();
+        EXPECT_EQ(r.kernel_name, kernel);
+        EXPECT_EQ(r.outputs[0].shape, ref.outputs[0].shape);
+        EXPECT_EQ(r.outputs[0].bytes, ref.outputs[0].bytes);
+      }
+    }
 }
 
 // ---------------------------------------------------------------- infer

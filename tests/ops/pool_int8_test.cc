@@ -215,10 +215,11 @@ TEST(QuantWindowPoolRef, MatchesNaiveLoop) {
 }
 
 // The fast int8 MaxPools (nodes whose output keeps the input's parameters) must give exactly the
-// naive loop's codes: the hand-written NCHW kernel (stride 1 and 2 vector paths, other strides
-// scalar, rows wider than a vector, windows over padding only, ceil_mode) and oneDNN's s8 pooling;
-// the hand-written one is the kernel chosen where the CPU runs it, and also runs with input and
-// output channels-last (the runtime's blocked INT8 layout).
+// naive loop's codes: the hand-written NCHW kernels (x86_maxpool_int8, neon_maxpool_int8: stride 1
+// and 2 vector paths, other strides scalar, rows wider than a vector and rows' last outputs, windows
+// over padding only, ceil_mode) and oneDNN's s8 pooling; the hand-written one is the kernel chosen
+// where the CPU runs it, and also runs with input and output channels-last (the runtime's blocked
+// INT8 layout; 3 channels: all in the scalar tail, 19: a vector and a tail).
 TEST(QuantMaxPoolFast, FastKernelsMatchNaiveLoopBitExactly) {
   const std::vector<Pool2d> configs = {
       {2, 2, 2, 2, 0, 0, 0, 0, 0, 0}, {3, 3, 2, 2, 1, 1, 1, 1, 0, 0}, {3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
@@ -226,44 +227,122 @@ TEST(QuantMaxPoolFast, FastKernelsMatchNaiveLoopBitExactly) {
       {5, 5, 3, 3, 2, 2, 2, 2, 1, 0}, {3, 5, 2, 2, 2, 4, 2, 4, 0, 0}, {1, 1, 1, 1, 0, 0, 0, 0, 0, 0},
   };
   const std::vector<std::pair<int64_t, int64_t>> sizes = {{11, 13}, {5, 70}, {9, 150}};  // H, W
-  const int64_t N = 2, C = 3;
+  const int64_t N = 2;
   std::vector<std::string> kernels;
   for (const KernelEntry* e : kernels_for(OpId::MaxPool))
-    if (std::string(e->name) == "onednn_maxpool_s8" || std::string(e->name) == "x86_maxpool_int8") kernels.push_back(e->name);
-  const bool x86 = ORKNN_X86_HAS("avx512bw") && ORKNN_X86_HAS("avx512vbmi") &&
-                   std::find(kernels.begin(), kernels.end(), "x86_maxpool_int8") != kernels.end();
+    if (std::string(e->name) == "onednn_maxpool_s8" || std::string(e->name) == "x86_maxpool_int8" ||
+        std::string(e->name) == "neon_maxpool_int8")
+      kernels.push_back(e->name);
+  auto registered = [&](const char* k) { return std::find(kernels.begin(), kernels.end(), k) != kernels.end(); };
+  // The hand-written kernel this CPU runs: every aarch64 CPU has NEON.
+  const char* own = fast_int8_kernel(OpId::MaxPool, "x86_maxpool_int8",
+                                     ORKNN_X86_HAS("avx512bw") && ORKNN_X86_HAS("avx512vbmi"), "neon_maxpool_int8");
   uint32_t seed = 77;
   int checked = 0;
+  for (const int64_t C : {int64_t{3}, int64_t{19}})
+    for (const Pool2d& c : configs)
+      for (const auto& [H, W] : sizes)
+        for (int threads : {1, 2}) {
+          const QuantParams q = qp(0.07f, -9);
+          const std::vector<int8_t> x = random_i8(static_cast<size_t>(N * C * H * W), seed++);
+          const A attrs = pool_attrs(c);
+          int64_t oh = 0, ow = 0;
+          const std::vector<int8_t> want = naive_pool(true, x, N * C, H, W, c, q, q, &oh, &ow);
+          OpResult best = run_op(OpId::MaxPool, attrs, {q8({N, C, H, W}, x, q)}, 1, "", threads, {q});
+          ASSERT_OK(best.status);
+          if (own && c.dh == 1 && c.dw == 1) EXPECT_EQ(best.kernel_name, own);
+          for (const std::string& k : kernels) {
+            OpResult r = run_op(OpId::MaxPool, attrs, {q8({N, C, H, W}, x, q)}, 1, k, threads, {q});
+            if (!r.status.ok()) continue;  // the kernel declines this node (dilation, CPU)
+            EXPECT_EQ(out_i8(r), want) << "kernel " << k << " k " << c.kh << "x" << c.kw << " s " << c.sh << "x"
+                                       << c.sw << " W " << W << " C " << C << " threads " << threads;
+            ++checked;
+            if (k == "onednn_maxpool_s8") continue;
+            int blocked = 0;
+            OpResult b =
+                test::run_op_blocked(OpId::MaxPool, attrs, {q8({N, C, H, W}, x, q)}, k, threads, &blocked, {q});
+            ASSERT_OK(b.status);
+            EXPECT_EQ(blocked, 2);
+            EXPECT_EQ(out_i8(b), want) << "NHWC, k " << c.kh << "x" << c.kw << " s " << c.sh << "x" << c.sw << " W "
+                                       << W << " C " << C << " threads " << threads;
+          }
+        }
+  // Each kernel declines only the dilated config (12 of the 108 runs); x86_maxpool_int8 every
+  // node on a CPU without its extensions.
+  const bool x86_declines = registered("x86_maxpool_int8") && !(own && std::string(own) == "x86_maxpool_int8");
+  const int runnable = static_cast<int>(kernels.size()) - (x86_declines ? 1 : 0);
+  EXPECT_GE(checked, 96 * runnable);
+}
+
+// The fast int8 AveragePool must give exactly the naive loop's codes, in NCHW and with input and
+// output channels-last (the runtime's blocked INT8 layout): stride 1 (vector path, rows wider than
+// 32 and 64 outputs) and other strides (scalar path), count_include_pad both ways, ceil_mode,
+// windows over padding only, ties (ratio 1 with 2x2 windows), saturation, zero points at both
+// ends, channel counts under and over 64 (NHWC tails), the largest window it takes (128 taps).
+// Where the CPU runs it, it is the kernel chosen; elsewhere it declines and the node stays on
+// ref_int8.
+TEST(QuantAveragePoolFast, MatchesNaiveLoopBitExactly) {
+  const std::string kernel = "x86_avgpool_int8";
+  if (!kernel_registered(OpId::AveragePool, kernel)) GTEST_SKIP() << kernel << " not built";
+  const bool cpu = ORKNN_X86_HAS("avx512bw") && ORKNN_X86_HAS("avx512vl");
+  const std::vector<Pool2d> configs = {
+      {3, 3, 1, 1, 1, 1, 1, 1, 0, 1}, {3, 3, 1, 1, 1, 1, 1, 1, 0, 0}, {2, 2, 2, 2, 0, 0, 0, 0, 0, 0},
+      {2, 2, 1, 1, 0, 0, 0, 0, 0, 0}, {3, 3, 2, 2, 1, 1, 1, 1, 1, 1}, {3, 3, 2, 2, 1, 1, 1, 1, 1, 0},
+      {3, 2, 2, 1, 1, 0, 2, 1, 0, 1}, {5, 5, 3, 3, 2, 2, 2, 2, 1, 0}, {3, 5, 1, 3, 2, 4, 2, 4, 0, 1},
+      {1, 1, 1, 1, 0, 0, 0, 0, 0, 0}, {8, 16, 1, 1, 0, 0, 0, 0, 0, 0},
+  };
+  struct Size {
+    int64_t c, h, w;
+  };
+  const std::vector<Size> sizes = {{3, 11, 13}, {70, 9, 20}, {2, 5, 150}};
+  const std::vector<std::pair<QuantParams, QuantParams>> params = {
+      {qp(0.05f, -3), qp(0.05f, -3)}, {qp(0.5f, 127), qp(0.01f, -128)}, {qp(0.02f, -128), qp(0.031f, 127)}};
+  const int64_t N = 2;
+  uint32_t seed = 901;
+  int checked = 0;
   for (const Pool2d& c : configs)
-    for (const auto& [H, W] : sizes)
-      for (int threads : {1, 2}) {
-        const QuantParams q = qp(0.07f, -9);
-        const std::vector<int8_t> x = random_i8(static_cast<size_t>(N * C * H * W), seed++);
-        const A attrs = pool_attrs(c);
+    for (const Size& sz : sizes)
+      for (const auto& [qx, qy] : params) {
+        if (c.kh > sz.h + c.pt + c.pb || c.kw > sz.w + c.pl + c.pr) continue;
+        const std::vector<int8_t> x = random_i8(static_cast<size_t>(N * sz.c * sz.h * sz.w), seed++);
+        A attrs = pool_attrs(c);
+        attrs.i("count_include_pad", c.include_pad);
         int64_t oh = 0, ow = 0;
-        const std::vector<int8_t> want = naive_pool(true, x, N * C, H, W, c, q, q, &oh, &ow);
-        OpResult best = run_op(OpId::MaxPool, attrs, {q8({N, C, H, W}, x, q)}, 1, "", threads, {q});
-        ASSERT_OK(best.status);
-        if (x86 && c.dh == 1 && c.dw == 1) EXPECT_EQ(best.kernel_name, "x86_maxpool_int8");
-        for (const std::string& k : kernels) {
-          OpResult r = run_op(OpId::MaxPool, attrs, {q8({N, C, H, W}, x, q)}, 1, k, threads, {q});
-          if (!r.status.ok()) continue;  // the kernel declines this node (dilation, CPU)
-          EXPECT_EQ(out_i8(r), want) << "kernel " << k << " k " << c.kh << "x" << c.kw << " s " << c.sh << "x" << c.sw
-                                     << " W " << W << " threads " << threads;
-          ++checked;
-          if (k != "x86_maxpool_int8") continue;
+        const std::vector<int8_t> want = naive_pool(false, x, N * sz.c, sz.h, sz.w, c, qx, qy, &oh, &ow);
+        const TensorData in = q8({N, sz.c, sz.h, sz.w}, x, qx);
+        const std::string what = "k " + std::to_string(c.kh) + "x" + std::to_string(c.kw) + " s " +
+                                 std::to_string(c.sh) + "x" + std::to_string(c.sw) + " ceil " + std::to_string(c.ceil) +
+                                 " include_pad " + std::to_string(c.include_pad) + " C " + std::to_string(sz.c) +
+                                 " W " + std::to_string(sz.w) + " zp_y " + std::to_string(qy.zero_point[0]);
+        for (int threads : {1, 2}) {
+          SCOPED_TRACE(what + " threads " + std::to_string(threads));
+          OpResult r = run_op(OpId::AveragePool, attrs, {in}, 1, kernel, threads, {qy});
+          ASSERT_EQ(r.status.ok(), cpu) << r.status.message();
+          if (!cpu) continue;
+          EXPECT_EQ(out_i8(r), want);
           int blocked = 0;
-          OpResult b = test::run_op_blocked(OpId::MaxPool, attrs, {q8({N, C, H, W}, x, q)}, k, threads, &blocked, {q});
+          OpResult b = test::run_op_blocked(OpId::AveragePool, attrs, {in}, kernel, threads, &blocked, {qy});
           ASSERT_OK(b.status);
           EXPECT_EQ(blocked, 2);
-          EXPECT_EQ(out_i8(b), want) << "NHWC, k " << c.kh << "x" << c.kw << " s " << c.sh << "x" << c.sw << " W " << W
-                                     << " threads " << threads;
+          EXPECT_EQ(out_i8(b), want) << "NHWC";
+          ++checked;
         }
+        OpResult best = run_op(OpId::AveragePool, attrs, {in}, 1, "", 1, {qy});
+        ASSERT_OK(best.status);
+        EXPECT_EQ(best.kernel_name, cpu ? kernel : "ref_int8");
+        EXPECT_EQ(out_i8(best), want);
       }
-  // Each kernel declines only the dilated config (6 of the 54 runs).
-  const bool x86_registered = std::find(kernels.begin(), kernels.end(), "x86_maxpool_int8") != kernels.end();
-  const int runnable = static_cast<int>(kernels.size()) - (x86_registered && !x86 ? 1 : 0);
-  EXPECT_GE(checked, 48 * runnable);
+  if (!cpu) return;
+  EXPECT_GE(checked, 150);  // the configurations skipped are only the windows larger than a size
+  // Declined: a dilated window, windows over 128 taps (the int16 sums), 1-D pooling.
+  const TensorData x4 = q8({1, 2, 20, 20}, random_i8(800, 3), qp(0.1f, 0));
+  auto takes = [&](const A& attrs, const TensorData& x) {
+    return run_op(OpId::AveragePool, attrs, {x}, 1, kernel, 1, {qp(0.1f, 0)}).status.ok();
+  };
+  EXPECT_FALSE(takes(pool_attrs({2, 2, 1, 1, 0, 0, 0, 0, 0, 0, 2, 2}), x4));
+  EXPECT_FALSE(takes(pool_attrs({12, 11, 1, 1, 0, 0, 0, 0, 0, 0}), x4));
+  EXPECT_TRUE(takes(pool_attrs({16, 8, 1, 1, 0, 0, 0, 0, 0, 0}), x4));
+  EXPECT_FALSE(takes(A().ints("kernel_shape", {3}), q8({1, 2, 9}, random_i8(18, 4), qp(0.1f, 0))));
 }
 
 // ---- infer ----

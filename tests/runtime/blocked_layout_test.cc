@@ -1,5 +1,6 @@
 // runtime/layout_assignment.h: which activations the context keeps blocked (nChw16c for float32,
-// NHWC for INT8), from what each node's kernel takes. Small hand-made graphs, one rule each.
+// or NHWC in builds that chose it (kernels/kernel.h kFloatBlockedNhwc); NHWC for INT8), from what
+// each node's kernel takes. Small hand-made graphs, one rule each.
 #include "runtime/layout_assignment.h"
 
 #include <gtest/gtest.h>
@@ -39,10 +40,12 @@ struct Chain {
 constexpr BlockedIo kEach = BlockedIo::kEach, kUniform = BlockedIo::kUniform, kNone = BlockedIo::kNone,
                     kEachPadded = BlockedIo::kEachPadded;
 
+// nChw16c needs whole blocks of 16 channels (or padding, below); NHWC takes any count.
 TEST(BlockedLayoutChoice, FloatNeedsChannelsInSixteensInt8TakesAny) {
   for (int64_t c : {16, 32, 24, 3}) {
     const Chain fc(DType::kF32, c);
-    EXPECT_EQ(fc.choose(kEach, kEach, kEach)[static_cast<size_t>(fc.t1)], c % 16 == 0) << "float, " << c << " channels";
+    EXPECT_EQ(fc.choose(kEach, kEach, kEach)[static_cast<size_t>(fc.t1)], kFloatBlockedNhwc || c % 16 == 0)
+        << "float, " << c << " channels";
     const Chain ic(DType::kI8, c);
     const std::vector<uint8_t> i = ic.choose(kEach, kEach, kEach);
     EXPECT_EQ(i[static_cast<size_t>(ic.t1)], 1) << "int8, " << c << " channels";
@@ -53,11 +56,11 @@ TEST(BlockedLayoutChoice, FloatNeedsChannelsInSixteensInt8TakesAny) {
 }
 
 // Float channel counts that nChw16c pads: only between kernels that take padding (kEachPadded),
-// and only above 16 channels; multiples of 16 as before.
+// and only above 16 channels; multiples of 16 as before. NHWC pads nothing.
 TEST(BlockedLayoutChoice, PaddedFloatOnlyBetweenKernelsThatTakePadding) {
   for (int64_t c : {24, 40, 1000, 3, 16, 32}) {
     const Chain fc(DType::kF32, c);
-    const bool pads = c % 16 != 0;
+    const bool pads = !kFloatBlockedNhwc && c % 16 != 0;
     const std::vector<uint8_t> all = fc.choose(kEachPadded, kEachPadded, kEachPadded);
     EXPECT_EQ(all[static_cast<size_t>(fc.t1)], !pads || c > 16) << c << " channels";
     EXPECT_EQ(all[static_cast<size_t>(fc.t2)], !pads || c > 16) << c << " channels";
@@ -96,7 +99,8 @@ TEST(BlockedLayoutChoice, UniformNodesTakeAllOrNone) {
 }
 
 TEST(BlockedLayoutChoice, LayoutNames) {
-  EXPECT_STREQ(blocked_layout_name(DType::kF32), "nChw16c");
+  EXPECT_STREQ(blocked_layout_name(DType::kF32), kFloatBlockedNhwc ? "nhwc" : "nChw16c");
+  EXPECT_EQ(stored_numel(Tensor{"t", {1, 24, 3, 3}, DType::kF32}, true), kFloatBlockedNhwc ? 216 : 288);
   EXPECT_STREQ(blocked_layout_name(DType::kI8), "nhwc");
 }
 

@@ -115,7 +115,8 @@ OpResult run_op_impl(OpId op, const Attrs& attrs, const std::vector<TensorData>&
   for (size_t i = 0; i < n.outputs.size(); ++i) {
     if (ctx.output_blocked(i)) {
       const Tensor& t = g.tensor(n.outputs[i]);
-      if (t.dtype == DType::kF32 && t.shape[1] % 16 != 0) {  // padded nChw16c (kernels/kernel.h)
+      // Padded nChw16c (kernels/kernel.h; NHWC has no padding).
+      if (t.dtype == DType::kF32 && !kFloatBlockedNhwc && t.shape[1] % 16 != 0) {
         const float* y = reinterpret_cast<const float*>(out_bufs[i].data());
         const int64_t blocks = (t.shape[1] + 15) / 16, hw = t.shape[2] * t.shape[3];
         for (int64_t b = blocks - 1; b < t.shape[0] * blocks; b += blocks)
@@ -165,18 +166,18 @@ OpResult run_op_blocked(OpId op, const Attrs& attrs, const std::vector<TensorDat
 }
 
 size_t blocked_bytes(const Tensor& t) {
-  if (t.dtype != DType::kF32) return t.nbytes();
+  if (t.dtype != DType::kF32 || kFloatBlockedNhwc) return t.nbytes();
   return static_cast<size_t>(t.shape[0] * ((t.shape[1] + 15) / 16 * 16) * t.shape[2] * t.shape[3]) * sizeof(float);
 }
 
 void convert_blocked(const Shape& s, DType dtype, const void* src, void* dst, bool to_blocked) {
   const int64_t n = s[0], c = s[1], hw = s[2] * s[3], blocks = (c + 15) / 16;
-  const bool f32 = dtype == DType::kF32;
+  const bool f32 = dtype == DType::kF32, c16 = f32 && !kFloatBlockedNhwc;  // else NHWC
   for (int64_t i = 0; i < n; ++i)
     for (int64_t ch = 0; ch < c; ++ch)
       for (int64_t p = 0; p < hw; ++p) {
         const int64_t plain = (i * c + ch) * hw + p;
-        const int64_t blocked = f32 ? ((i * blocks + ch / 16) * hw + p) * 16 + ch % 16 : (i * hw + p) * c + ch;
+        const int64_t blocked = c16 ? ((i * blocks + ch / 16) * hw + p) * 16 + ch % 16 : (i * hw + p) * c + ch;
         const int64_t from = to_blocked ? plain : blocked, to = to_blocked ? blocked : plain;
         if (f32) static_cast<float*>(dst)[to] = static_cast<const float*>(src)[from];
         else static_cast<uint8_t*>(dst)[to] = static_cast<const uint8_t*>(src)[from];

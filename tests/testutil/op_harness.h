@@ -52,7 +52,7 @@ bool kernel_registered(OpId op, const std::string& name);
 
 // run_op with the runtime's blocked activations (kernels/kernel.h BlockedIo): the activations the
 // runtime would block for this one node (float32: nChw16c, padded with zeros where the channel
-// count is not a multiple of 16; INT8: NHWC), as far as the kernel's blocked_io() takes them, are
+// count is not a multiple of 16, or the build's NHWC; INT8: NHWC), as far as the kernel's blocked_io() takes them, are
 // handed to the kernel blocked and converted back to NCHW for the result; *blocked gets the number
 // of tensors that were blocked. A padded output must come back with zeros in its padding lanes
 // (its buffer holds NaN before the run); otherwise the result's status says where it did not.
@@ -64,9 +64,10 @@ OpResult run_op_blocked(OpId op, const Attrs& attrs, const std::vector<TensorDat
 OpResult run_op_in_place(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, const std::string& kernel,
                          int num_threads, size_t input, int* blocked = nullptr);
 
-// A 4-D tensor's bytes NCHW -> its blocked layout (to_blocked) or back: nChw16c for float32 (the
-// channels padded to a multiple of 16; to_blocked leaves the padding lanes as dst holds them),
-// NHWC for 1-byte types. Written here from the layouts' definitions, independently of the kernels.
+// A 4-D tensor's bytes NCHW -> its blocked layout (to_blocked) or back: for float32 nChw16c (the
+// channels padded to a multiple of 16; to_blocked leaves the padding lanes as dst holds them), or
+// NHWC in builds that keep float blocked channels-last (kernels/kernel.h kFloatBlockedNhwc); NHWC
+// for 1-byte types. Written here from the layouts' definitions, independently of the kernels.
 size_t blocked_bytes(const Tensor& t);  // bytes of that layout
 void convert_blocked(const Shape& s, DType dtype, const void* src, void* dst, bool to_blocked);
 

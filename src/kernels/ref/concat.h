@@ -19,8 +19,9 @@ namespace orknn {
 // Concat on the channel axis of 4-D activations also runs blocked (BlockedIo::kUniform: all
 // activations, hence no constant input). The copy is the same (outer, row) pattern: in nChw16c
 // (float, every channel count a multiple of 16) an input's channel blocks are one contiguous run
-// per image, as its channels are in NCHW; in NHWC (INT8) a pixel's channels are the run, so outer
-// = N * H * W and a row is the channel count.
+// per image, as its channels are in NCHW; in NHWC (INT8, and float32 where the build keeps it so:
+// kernel.h blocked_channels_last) a pixel's channels are the run, so outer = N * H * W and a row is
+// the channel count.
 inline BlockedIo concat_blocked_io(const Graph& g, const Node& n) {
   if (n.outputs.size() != 1 || n.outputs[0] < 0 || g.tensor(n.outputs[0]).shape.size() != 4) return BlockedIo::kNone;
   if (n.attrs.get_int("axis", 0) != 1) return BlockedIo::kNone;
@@ -40,7 +41,7 @@ inline void split_dims(const Shape& s, size_t axis, int64_t* outer, int64_t* inn
 // Concat's copy geometry: `outer` runs, each input contributing shape[axis] * inner elements.
 inline void concat_dims(const KernelContext& ctx, size_t axis, int64_t* outer, int64_t* inner) {
   const Tensor& out = ctx.out_tensor(0);
-  if (ctx.output_blocked(0) && out.dtype == DType::kI8) {  // NHWC
+  if (ctx.output_blocked(0) && blocked_channels_last(out.dtype)) {  // NHWC
     *outer = out.shape[0] * out.shape[2] * out.shape[3];
     *inner = 1;
     return;
@@ -87,6 +88,15 @@ struct ConcatGeometry {
                     static_cast<int64_t>(64 / elem_size));
   }
 };
+
+// A quantized Concat of per-tensor int8 inputs and output: the nodes the vectorised ConcatQ8
+// kernels take (their CPU checks are the backends').
+inline bool concat_q8_per_tensor_node(const Graph& g, const Node& n) {
+  if (!is_quantized_node(g, n)) return false;
+  for (int t : n.inputs)
+    if (t < 0 || !is_q8_per_tensor(g.tensor(t))) return false;
+  return n.outputs.size() == 1 && n.outputs[0] >= 0 && is_q8_per_tensor(g.tensor(n.outputs[0]));
+}
 
 // The reference requantization of ConcatQ8: requantize() per element.
 struct ScalarRequant {

@@ -17,12 +17,11 @@
 #include "kernels/kernel.h"
 #include "kernels/quant_util.h"
 #include "kernels/ref/float_to_int.h"
+#include "kernels/ref/pad_modes.h"
 #include "kernels/ref/quant_passthrough.h"
 
 namespace orknn {
 namespace {
-
-enum class PadMode { kConstant, kReflect, kEdge, kWrap };
 
 template <typename T>
 void store(T v, uint8_t* out) {
@@ -54,10 +53,7 @@ class PadRef : public Kernel {
     const Attrs& at = ctx.node->attrs;
     const std::vector<int64_t> pads = at.get_ints("pads");
     const std::string mode = at.get_string("mode", "constant");
-    mode_ = mode == "reflect" ? PadMode::kReflect
-            : mode == "edge"  ? PadMode::kEdge
-            : mode == "wrap"  ? PadMode::kWrap
-                              : PadMode::kConstant;
+    mode_ = pad_mode(mode);
     const size_t rank = x.shape.size();
     in_shape_ = x.shape;
     out_shape_ = ctx.out_tensor(0).shape;
@@ -92,15 +88,12 @@ class PadRef : public Kernel {
       for (size_t d = rank; d-- > 0;) {
         const int64_t o = rem % out_shape_[d];
         rem /= out_shape_[d];
-        int64_t k = o - shift_[d];
-        if (k < 0 || k >= kept_[d]) {
-          if (mode_ == PadMode::kConstant) {
-            use_value = true;
-            break;
-          }
-          k = map_outside(k, kept_[d]);
+        int64_t i;
+        if (!pad_source(mode_, o, shift_[d], crop_[d], kept_[d], &i)) {
+          use_value = true;
+          break;
         }
-        src += (k + crop_[d]) * stride;
+        src += i * stride;
         stride *= in_shape_[d];
       }
       std::memcpy(y + e * esize_, use_value ? value_ : x + src * esize_, esize_);
@@ -108,22 +101,6 @@ class PadRef : public Kernel {
   }
 
  private:
-  // Kept coordinate that an outside coordinate k of an axis of length len reads from.
-  int64_t map_outside(int64_t k, int64_t len) const {
-    switch (mode_) {
-      case PadMode::kEdge: return k < 0 ? 0 : len - 1;
-      case PadMode::kWrap: return ((k % len) + len) % len;
-      case PadMode::kReflect: {
-        if (len == 1) return 0;
-        const int64_t period = 2 * (len - 1);
-        int64_t m = ((k % period) + period) % period;
-        return m < len ? m : period - m;
-      }
-      case PadMode::kConstant: break;
-    }
-    return 0;
-  }
-
   PadMode mode_ = PadMode::kConstant;
   Shape in_shape_, out_shape_;
   std::vector<int64_t> shift_, crop_, kept_;

@@ -1,5 +1,5 @@
 // AVX-512 kernels of quantized Add, Sub and Mul when each input has the output's shape or is
-// constant along a trailing block of it (kernels/x86/broadcast_blocks.h: the squeeze-and-excitation
+// constant along a trailing block of it (kernels/broadcast_blocks.h: the squeeze-and-excitation
 // scale [N,C,1,1] * [N,C,H,W], a scalar), run on the node's threads. Bit-exact against the reference kernel (kernels/ref/binary.cc): the same float32
 // operations in the same order, 16 lanes at a time (docs/numerics.md):
 //   Add/Sub: f = float(a - zp_a) * Ma, g = float(b - zp_b) * Mb, v = f +/- g
@@ -23,27 +23,19 @@
 // "may be used uninitialized" (a known false positive of those headers).
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
+#include "kernels/binary_int8_walk.h"
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/quant_util.h"
 #include "kernels/ref/binary_int8.h"
-#include "kernels/x86/broadcast_blocks.h"
 #include "kernels/x86/cpu_features.h"
 #include "kernels/x86/fusions.h"
 #include "ops/quant_infer.h"
 
 namespace orknn {
 
-// Quantized node, inputs full or block-constant (broadcast_blocks), AVX-512BW available.
-bool supports_q8_binary(const Graph& g, const Node& n) {
-  if (!x86::cpu_avx512bw()) return false;
-  if (n.inputs.size() != 2 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
-  const Tensor* a = g.input(n, 0);
-  const Tensor* b = g.input(n, 1);
-  const Tensor& y = g.tensor(n.outputs[0]);
-  if (!a || !b || !is_q8_per_tensor(*a) || !is_q8_per_tensor(*b) || !is_q8_per_tensor(y)) return false;
-  return broadcast_blocks(a->shape, b->shape, y.shape).ok;
-}
+// Quantized node, inputs full or block-constant (binary_int8_walk.h), AVX-512BW available.
+bool supports_q8_binary(const Graph& g, const Node& n) { return x86::cpu_avx512bw() && q8_binary_shapes_ok(g, n); }
 
 namespace {
 
@@ -102,8 +94,6 @@ __attribute__((target("avx512f,avx512bw"))) void quant_binary_block(const int8_t
   for (; i < end; ++i) py[i] = quant_binary<kKind>(a_full ? pa[i] : pa[0], b_full ? pb[i] : pb[0], p);
 }
 
-// Below this many elements per thread, waking another thread costs more than it saves.
-constexpr int64_t kMinElementsPerThread = 65536;
 // An INT8 chain's table is applied to pieces of this many results, while they are in L1.
 constexpr int64_t kTablePiece = 4096;
 
@@ -113,67 +103,21 @@ class QuantBinaryAvx512 : public Kernel {
   // `table`: 256 bytes applied to every result (an INT8 chain's tail, fusions.h), or nullptr.
   explicit QuantBinaryAvx512(const uint8_t* table = nullptr) : table_(table) {}
 
-  // NHWC (kUniform, kernel.h) for a 4-D output when each input is
-  //   - an activation of the output's shape (a constant one stays NCHW in memory): element i of
-  //     the output comes from element i of it in either layout;
-  //   - block-constant per image or less ([N,1,1,1], a scalar): the same value over each image's
-  //     elements in either layout;
-  //   - block-constant per (image, channel) ([N,C,1,1], [1,C,1,1]: the same bytes in both layouts;
-  //     squeeze-and-excitation scales): then run() takes the NHWC rows of C elements.
-  BlockedIo blocked_io(const Graph& g, const Node& n) const override {
-    const Shape& y = g.tensor(n.outputs[0]).shape;
-    if (y.size() != 4) return BlockedIo::kNone;
-    for (size_t i = 0; i < 2; ++i) {
-      const Tensor& t = *g.input(n, i);
-      int64_t split = -1;
-      bool full = false;
-      if (!classify_broadcast_operand(t.shape, y, &split, &full)) return BlockedIo::kNone;
-      if (full ? t.is_const() : split > 2) return BlockedIo::kNone;
-    }
-    return BlockedIo::kUniform;
-  }
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override { return q8_binary_blocked_io(g, n); }
   Status prepare(const KernelContext& ctx) override {
-    for (size_t i = 0; i < 2; ++i) ORKNN_RETURN_IF_ERROR(check_q8_input(*ctx.graph, *ctx.node, i));
-    ORKNN_RETURN_IF_ERROR(check_q8_output(*ctx.graph, *ctx.node, 0));
-    p_ = quant_binary_params(kKind, ctx.in_tensor(0), ctx.in_tensor(1), ctx.out_tensor(0));
+    ORKNN_RETURN_IF_ERROR(walk_.init(ctx, kKind, &p_));
     bounded_ = bounded(kKind, p_);
-    const Shape& y = ctx.out_tensor(0).shape;
-    blocks_ = broadcast_blocks(ctx.in_tensor(0).shape, ctx.in_tensor(1).shape, y);
-    if (!blocks_.ok)
-      return ORKNN_ERR(kFail, "node '%s': avx512_int8 binary kernel given unsupported shapes", ctx.node->name.c_str());
-    // NHWC with a per-(image, channel) operand (blocked_io): rows of C elements.
-    int64_t split = -1;
-    bool full = true;
-    classify_broadcast_operand(ctx.in_tensor(blocks_.a_full ? 1 : 0).shape, y, &split, &full);
-    nhwc_rows_ = ctx.output_blocked(0) && !full && split == 2;
     return Status::Ok();
   }
   void run(const KernelContext& ctx) override {
-    const int8_t* a = ctx.in<int8_t>(0);
-    const int8_t* b = ctx.in<int8_t>(1);
-    int8_t* y = ctx.out<int8_t>(0);
-    const BroadcastBlocks& g = blocks_;
-    if (nhwc_rows_) return run_nhwc_rows(a, b, y, ctx.out_tensor(0).shape, ctx.num_threads);
-    const int64_t total = g.outer * g.inner;
-    const int nt = threads_for(total, kMinElementsPerThread, ctx.num_threads);
-    if (g.outer >= nt) {  // whole blocks per thread
-      parallel_ranges(g.outer, nt, [&](int64_t ob, int64_t oe, int) {
-        for (int64_t o = ob; o < oe; ++o) block(a, b, y, o, g.inner, 0, g.inner, g.a_full, g.b_full);
-      });
-    } else {  // few large blocks: split each block into 16-aligned parts
-      parallel_ranges(
-          g.inner, nt,
-          [&](int64_t ib, int64_t ie, int) {
-            for (int64_t o = 0; o < g.outer; ++o) block(a, b, y, o, g.inner, ib, ie, g.a_full, g.b_full);
-          },
-          16);
-    }
+    walk_.run(ctx.in<int8_t>(0), ctx.in<int8_t>(1), ctx.out<int8_t>(0), ctx.num_threads,
+              [this](const int8_t* a, const int8_t* b, int8_t* y, int64_t o, int64_t inner, int64_t begin,
+                     int64_t end, bool a_full, bool b_full) { block(a, b, y, o, inner, begin, end, a_full, b_full); });
   }
 
  private:
   QuantBinaryParams p_;
-  BroadcastBlocks blocks_;
-  bool nhwc_rows_ = false;
+  Q8BinaryWalk walk_;
   bool bounded_ = false;
   const uint8_t* table_ = nullptr;
 
@@ -193,19 +137,6 @@ class QuantBinaryAvx512 : public Kernel {
       compute(a, b, y, o, inner, i, e, a_full, b_full);
       int8_lookup_range(table_, yo, yo, i, e);
     }
-  }
-
-  // NHWC output [N][H*W][C], one operand full, the other one value per (image, channel): each
-  // pixel's C elements against that image's C values.
-  void run_nhwc_rows(const int8_t* a, const int8_t* b, int8_t* y, const Shape& ys, int num_threads) {
-    const int64_t c = ys[1], pixels = ys[2] * ys[3], rows = ys[0] * pixels;
-    const int nt = threads_for(rows * c, kMinElementsPerThread, num_threads);
-    parallel_ranges(rows, nt, [&](int64_t r0, int64_t r1, int) {
-      for (int64_t r = r0; r < r1; ++r) {
-        const int64_t full = r * c, vec = (r / pixels) * c;
-        block(a + (blocks_.a_full ? full : vec), b + (blocks_.b_full ? full : vec), y + full, 0, c, 0, c, true, true);
-      }
-    });
   }
 };
 

@@ -23,10 +23,7 @@ namespace orknn {
 namespace {
 
 bool supports_concat_q8(const Graph& g, const Node& n) {
-  if (!x86::cpu_avx512bwvl() || !is_quantized_node(g, n)) return false;
-  for (int t : n.inputs)
-    if (t < 0 || !is_q8_per_tensor(g.tensor(t))) return false;
-  return n.outputs.size() == 1 && n.outputs[0] >= 0 && is_q8_per_tensor(g.tensor(n.outputs[0]));
+  return x86::cpu_avx512bwvl() && concat_q8_per_tensor_node(g, n);
 }
 
 struct Avx512Requant {

@@ -37,7 +37,8 @@
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
 #include "kernels/quant_util.h"
-#include "kernels/x86/broadcast_blocks.h"
+#include "kernels/broadcast_blocks.h"
+#include "kernels/int8_table.h"
 #include "kernels/x86/cpu_features.h"
 #include "kernels/x86/fused_act_avx512.h"
 #include "kernels/x86/fusions.h"
@@ -568,16 +569,7 @@ class BatchNormF32Avx512 : public Kernel {
 
 // ------------------------------------------------------------- quantized unary ops: table lookup
 
-bool supports_table_q8(const Graph& g, const Node& n) {
-  if (!x86::cpu_avx512vbmi() || !is_quantized_node(g, n)) return false;
-  // One data input; parameter inputs (Clip's min/max) were moved into attributes by infer (-1).
-  if (n.inputs.empty() || n.outputs.size() != 1 || n.inputs[0] < 0 || n.outputs[0] < 0) return false;
-  for (size_t i = 1; i < n.inputs.size(); ++i)
-    if (n.inputs[i] >= 0) return false;
-  const Tensor& x = g.tensor(n.inputs[0]);
-  const Tensor& y = g.tensor(n.outputs[0]);
-  return is_q8_per_tensor(x) && is_q8_per_tensor(y) && x.shape == y.shape;
-}
+bool supports_table_q8(const Graph& g, const Node& n) { return x86::cpu_avx512vbmi() && int8_table_node(g, n); }
 
 // y[i] = table[uint8(x[i])] for i in [begin, end).
 __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void lookup_range(const uint8_t* table, const uint8_t* x,
@@ -593,62 +585,17 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void lookup_range(const u
   }
 }
 
-// Runs the reference kernel of `like`'s op and attributes on 256-element int8 tensors: input i
-// holds codes in[i] with the quantization parameters of like's input i (nullptr: like's input i is
-// a constant, used as it is); `out` gets the 256 results (with like's output parameters). On the
-// codes 0..255 that is the op's table.
-Status run_ref_on_codes(const Graph& graph, const Node& like, const std::vector<const uint8_t*>& in, uint8_t* out) {
-  Graph g;
-  Node n;
-  n.name = like.name;
-  n.op = like.op;
-  n.attrs = like.attrs;
-  // The codes as [1, ..., 1, 256] of the output's rank: a constant operand (a scalar of any rank
-  // up to it) broadcasts against them as against the real tensors.
-  Shape shape(std::max<size_t>(1, graph.tensor(like.outputs[0]).shape.size()), 1);
-  shape.back() = 256;
-  for (size_t i = 0; i < in.size(); ++i) {
-    const Tensor& t = graph.tensor(like.inputs[i]);
-    n.inputs.push_back(in[i] ? g.add_tensor("codes" + std::to_string(i), shape, DType::kI8)
-                             : g.add_const(t.name, t.shape, t.dtype, t.data.ptr, t.nbytes()));
-    g.tensor(n.inputs.back()).quant = t.quant;
-  }
-  n.outputs = {g.add_tensor("table", shape, DType::kI8)};
-  g.tensor(n.outputs[0]).quant = graph.tensor(like.outputs[0]).quant;
-  std::string name;
-  std::unique_ptr<Kernel> ref = create_kernel(g, n, /*allow_fast=*/false, &name);
-  if (!ref) return ORKNN_ERR(kFail, "node '%s': no reference kernel to build the int8 table from", n.name.c_str());
-  KernelContext rc;
-  rc.graph = &g;
-  rc.node = &n;
-  for (size_t i = 0; i < in.size(); ++i) rc.inputs.push_back(in[i] ? in[i] : g.tensor(n.inputs[i]).data.ptr);
-  rc.outputs = {out};
-  ORKNN_RETURN_IF_ERROR(ref->prepare(rc));
-  ref->run(rc);
-  return Status::Ok();
-}
-
 // y = table[x] over n bytes, on the node's threads.
 void lookup(const uint8_t* table, const uint8_t* x, uint8_t* y, int64_t n, int num_threads) {
   const int nt = threads_for(n / 4, kMinPassElementsPerThread, num_threads);  // bytes, not floats: 4x more per thread
   parallel_ranges(n, nt, [&](int64_t b, int64_t e, int) { lookup_range(table, x, y, b, e); }, 64);
 }
 
-// The 256 codes 0..255 (as uint8: code c is int8 value int8_t(c)).
-struct Codes {
-  alignas(64) uint8_t v[256];
-  Codes() {
-    for (int c = 0; c < 256; ++c) v[c] = static_cast<uint8_t>(c);
-  }
-  std::vector<uint8_t> values() const { return std::vector<uint8_t>(v, v + 256); }
-};
-
 class TableQ8Avx512 : public Kernel {
  public:
   BlockedIo blocked_io(const Graph& g, const Node& n) const override { return elementwise_blocked_io(g, n); }
   Status prepare(const KernelContext& ctx) override {
-    const Codes codes;
-    return run_ref_on_codes(*ctx.graph, *ctx.node, {codes.v}, table_);
+    return int8_node_table(*ctx.graph, *ctx.node, table_);
   }
   void run(const KernelContext& ctx) override {
     lookup(table_, ctx.in<uint8_t>(0), ctx.out<uint8_t>(0), ctx.out_tensor(0).numel(), ctx.num_threads);
@@ -664,7 +611,7 @@ Status chain_table(const Graph& g, const Int8Chain& chain, uint8_t* table) {
   const size_t first = chain.binary_head ? 1 : 0;
   const int x = chain.binary_head ? g.nodes[static_cast<size_t>(chain.nodes[0])].outputs[0] : chain.inputs[0];
   std::vector<std::vector<uint8_t>> values(g.tensors.size());
-  values[static_cast<size_t>(x)] = Codes().values();
+  values[static_cast<size_t>(x)] = Int8Codes().values();
   for (size_t i = first; i < chain.nodes.size(); ++i) {
     const Node& n = g.nodes[static_cast<size_t>(chain.nodes[i])];
     std::vector<const uint8_t*> in;
@@ -751,33 +698,8 @@ void int8_lookup_range(const uint8_t* table, const uint8_t* x, uint8_t* y, int64
 std::unique_ptr<Kernel> make_silu_mul_kernel() { return std::make_unique<SiluMulF32Avx512>(); }
 
 #define ORKNN_REGISTER_TABLE_Q8(OPNAME) \
-  ORKNN_REGISTER_KERNEL(OPNAME, "avx512_int8_table", kPriorityGeneral, supports_table_q8, TableQ8Avx512)
-// The ops whose quantized reference kernel is a per-element table (kernels/ref/elementwise.cc).
-ORKNN_REGISTER_TABLE_Q8(Relu);
-ORKNN_REGISTER_TABLE_Q8(Neg);
-ORKNN_REGISTER_TABLE_Q8(Abs);
-ORKNN_REGISTER_TABLE_Q8(Sign);
-ORKNN_REGISTER_TABLE_Q8(Clip);
-ORKNN_REGISTER_TABLE_Q8(Sigmoid);
-ORKNN_REGISTER_TABLE_Q8(Tanh);
-ORKNN_REGISTER_TABLE_Q8(Erf);
-ORKNN_REGISTER_TABLE_Q8(Exp);
-ORKNN_REGISTER_TABLE_Q8(Log);
-ORKNN_REGISTER_TABLE_Q8(Sqrt);
-ORKNN_REGISTER_TABLE_Q8(Reciprocal);
-ORKNN_REGISTER_TABLE_Q8(Floor);
-ORKNN_REGISTER_TABLE_Q8(Ceil);
-ORKNN_REGISTER_TABLE_Q8(Sin);
-ORKNN_REGISTER_TABLE_Q8(Cos);
-ORKNN_REGISTER_TABLE_Q8(Round);
-ORKNN_REGISTER_TABLE_Q8(Softplus);
-ORKNN_REGISTER_TABLE_Q8(Mish);
-ORKNN_REGISTER_TABLE_Q8(LeakyRelu);
-ORKNN_REGISTER_TABLE_Q8(Elu);
-ORKNN_REGISTER_TABLE_Q8(Selu);
-ORKNN_REGISTER_TABLE_Q8(HardSigmoid);
-ORKNN_REGISTER_TABLE_Q8(HardSwish);
-ORKNN_REGISTER_TABLE_Q8(Gelu);
+  ORKNN_REGISTER_KERNEL(OPNAME, "avx512_int8_table", kPriorityGeneral, supports_table_q8, TableQ8Avx512);
+ORKNN_INT8_TABLE_OPS(ORKNN_REGISTER_TABLE_Q8)
 #undef ORKNN_REGISTER_TABLE_Q8
 
 ORKNN_REGISTER_KERNEL(Sigmoid, "avx512_f32", kPriorityGeneral, supports_unary_f32, UnaryF32Avx512<sigmoid_range>);

@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "kernels/quant_util.h"
+#include "kernels/ref/activation.h"
 #include "kernels/ref/int8_compute.h"
 
 namespace orknn::xnnpack {
@@ -35,6 +36,22 @@ bool qc8_params_ok(const Tensor& x, const QuantParams& w, const Tensor& y, const
 std::vector<float> qc8_kernel_scales(const QuantParams& w, int64_t channels) {
   if (w.scale.size() == 1) return std::vector<float>(static_cast<size_t>(channels), w.scale[0]);
   return std::vector<float>(w.scale.begin(), w.scale.begin() + channels);
+}
+
+FloatClamp float_clamp_of_fused_act(const Attrs& attrs) {
+  const FusedActivation act = read_fused_act(attrs);
+  FloatClamp c;
+  c.clamp = act.act == FusedAct::kNone || act.act == FusedAct::kRelu ||
+            (act.act == FusedAct::kClip && act.alpha < act.beta);  // false for NaN bounds too
+  if (act.act == FusedAct::kRelu) c.lo = 0.f;
+  if (act.act == FusedAct::kClip && c.clamp) c.lo = act.alpha, c.hi = act.beta;
+  return c;
+}
+
+bool is_graph_input(const Graph& g, int t) {
+  for (const GraphInput& in : g.inputs)
+    if (in.tensor == t) return true;
+  return false;
 }
 
 pthreadpool_t thread_pool(int threads) {

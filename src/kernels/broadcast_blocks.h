@@ -1,7 +1,8 @@
 // Binary element-wise ops whose inputs each either have the output's shape ("full") or are
 // constant along a trailing block of it ("block-constant": [N,C,1,1] or [C,1,1] against
 // [N,C,H,W], or a scalar). The output is then `outer` blocks of `inner` elements, and a
-// block-constant input has one element per block. Shared by the x86 float and int8 kernels.
+// block-constant input has one element per block. Shared by the fast float and int8 kernels of
+// every backend.
 #pragma once
 #include <cstdint>
 

@@ -1,6 +1,7 @@
-// The AVX-512 quantized GlobalAveragePool kernel (src/kernels/x86/global_pool_int8_avx512.cc)
-// against ref_int8, bit for bit: plane sizes around the 64-byte vector (1x1, 7x7, 8x8, 9x9, odd
-// and large planes), 3-D and 5-D inputs, batch 2, channel counts that are not multiples of 16,
+// The fast quantized GlobalAveragePool kernel of the build and CPU (x86: x86_gap_int8 with
+// AVX-512F/BW; aarch64: neon_gap_int8) against ref_int8, bit for bit, NCHW and NHWC: plane sizes
+// around the 16- and 64-byte vectors (1x1, 7x7, 8x8, 9x9, odd and large planes), 3-D and 5-D
+// inputs, batch 2, channel counts that are not multiples of 16,
 // output parameters equal to / different from the input's over every zero point class, constant
 // planes that saturate, 1 and 2 threads.
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include "int8_test_helpers.h"
 #include "kernels/kernel.h"
 #include "ops/op.h"
+#include "testutil/cpu.h"
 #include "testutil/op_harness.h"
 
 namespace orknn {
@@ -21,18 +23,14 @@ using test::OpResult;
 using test::TensorData;
 namespace q8t = test::q8t;
 
-constexpr const char* kKernel = "x86_gap_int8";
-
-bool kernel_registered() {
-  for (const KernelEntry* e : kernels_for(OpId::GlobalAveragePool))
-    if (std::string(e->name) == kKernel) return true;
-  return false;
+// nullptr when no fast kernel runs here.
+const char* fast_kernel() {
+  return q8t::fast_int8_kernel(OpId::GlobalAveragePool, "x86_gap_int8",
+                               ORKNN_X86_HAS("avx512f") && ORKNN_X86_HAS("avx512bw"), "neon_gap_int8");
 }
 
-#define REQUIRE_KERNEL()                                                         \
-  if (!kernel_registered()) GTEST_SKIP() << kKernel << " not built";             \
-  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw")) \
-  GTEST_SKIP() << "CPU without AVX-512F/BW"
+#define REQUIRE_KERNEL() \
+  if (!fast_kernel()) GTEST_SKIP() << "CPU without AVX-512F/BW"
 
 int64_t numel(const Shape& s) {
   int64_t n = 1;
@@ -41,6 +39,7 @@ int64_t numel(const Shape& s) {
 }
 
 void check(const Shape& shape, const std::vector<int8_t>& x, const QuantParams& qx, const QuantParams& qy) {
+  const char* kKernel = fast_kernel();
   SCOPED_TRACE(testing::Message() << "rank " << shape.size() << " numel " << numel(shape) << " s_x " << qx.scale[0]
                                   << " zp_x " << qx.zero_point[0] << " s_y " << qy.scale[0] << " zp_y "
                                   << qy.zero_point[0]);
@@ -70,7 +69,7 @@ const std::pair<QuantParams, QuantParams> kParams[] = {
     {q8t::qp(0.1f, 0), q8t::qp(0.3f, -128)},     {q8t::qp(0.0123f, 127), q8t::qp(0.0123f, -128)},
     {q8t::qp(0.5f, -128), q8t::qp(0.007f, 127)}, {q8t::qp(1.f, 17), q8t::qp(0.77f, -20)}};
 
-TEST(GlobalAveragePoolX86I8, PlaneSizesAndParameters) {
+TEST(GlobalAveragePoolFastI8, PlaneSizesAndParameters) {
   REQUIRE_KERNEL();
   uint32_t seed = 1;
   for (const auto& [qx, qy] : kParams)
@@ -80,7 +79,7 @@ TEST(GlobalAveragePoolX86I8, PlaneSizesAndParameters) {
       check(s, q8t::random_i8(static_cast<size_t>(numel(s)), seed++), qx, qy);
 }
 
-TEST(GlobalAveragePoolX86I8, ConstantPlanesSaturate) {
+TEST(GlobalAveragePoolFastI8, ConstantPlanesSaturate) {
   REQUIRE_KERNEL();
   for (int8_t v : {int8_t{-128}, int8_t{127}, int8_t{0}}) {
     const Shape s = {1, 3, 10, 10};
@@ -89,7 +88,7 @@ TEST(GlobalAveragePoolX86I8, ConstantPlanesSaturate) {
   }
 }
 
-TEST(GlobalAveragePoolX86I8, LargeTensorsOnTwoThreads) {
+TEST(GlobalAveragePoolFastI8, LargeTensorsOnTwoThreads) {
   REQUIRE_KERNEL();
   const Shape s = {1, 32, 112, 112};  // efficientnet's first squeeze-and-excitation block
   check(s, q8t::random_i8(static_cast<size_t>(numel(s)), 5), q8t::qp(0.04f, -11), q8t::qp(0.01f, 2));
