@@ -191,6 +191,10 @@ void add_split_activations(const onnx::GraphProto& g, const Graph& q, const std:
     auto it = producer.find(q.tensor(id).name);
     return it == producer.end() ? nullptr : it->second;
   };
+  std::map<int, std::vector<const Node*>> muls_reading;  // tensor -> the Mul nodes of q that read it
+  for (const Node& m : q.nodes)
+    if (m.op == OpId::Mul && m.inputs.size() == 2 && !m.outputs.empty() && m.outputs[0] >= 0)
+      for (int in : m.inputs) muls_reading[in].push_back(&m);
   for (const Node& a : q.nodes) {
     if (a.inputs.size() != 1 || a.outputs.size() != 1 || a.outputs[0] < 0) continue;
     const Tensor* pre = int8_activation(q, a.inputs[0]);
@@ -201,8 +205,8 @@ void add_split_activations(const onnx::GraphProto& g, const Graph& q, const std:
       continue;
     }
     if (a.op != OpId::Sigmoid) continue;
-    for (const Node& m : q.nodes) {
-      if (m.op != OpId::Mul || m.inputs.size() != 2 || m.outputs.empty() || m.outputs[0] < 0) continue;
+    for (const Node* mp : muls_reading[a.outputs[0]]) {
+      const Node& m = *mp;
       const bool silu = (m.inputs[0] == a.inputs[0] && m.inputs[1] == a.outputs[0]) ||
                         (m.inputs[1] == a.inputs[0] && m.inputs[0] == a.outputs[0]);
       if (!silu) continue;

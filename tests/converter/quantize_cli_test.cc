@@ -13,6 +13,7 @@
 #include "converter/converter_test_util.h"
 #include "converter/quant/dataset.h"
 #include "kernels/kernel.h"
+#include "testutil/op_harness.h"
 
 namespace orknn::test {
 namespace {
@@ -253,17 +254,10 @@ TEST_F(QuantCli, ExportQdqRoundTripsBitExactly) {
 // activation left float, builds it.
 TEST_F(QuantCli, ExportQdqQuantizesSplitActivations) {
   if (!has_quantized_ref_kernel(OpId::Conv)) GTEST_SKIP() << "no int8 Conv kernel in this build";
-  std::mt19937 rng(7);
-  std::uniform_real_distribution<float> u(-0.4f, 0.4f);
-  auto rnd = [&](size_t n) {
-    std::vector<float> v(n);
-    for (auto& x : v) x = u(rng);
-    return v;
-  };
   B b(13);
   b.input("img", {1, 3, 8, 8});
-  b.init_f32("w1", {4, 3, 3, 3}, rnd(108));
-  b.init_f32("w2", {4, 4, 3, 3}, rnd(144));
+  b.init_f32("w1", {4, 3, 3, 3}, test::random_floats(108, 7, -0.4f, 0.4f));
+  b.init_f32("w2", {4, 4, 3, 3}, test::random_floats(144, 8, -0.4f, 0.4f));
   auto* c1 = b.node("Conv", {"img", "w1"}, {"c1"}, "conv1");
   B::attr_ints(c1, "pads", {1, 1, 1, 1});
   b.node("Sigmoid", {"c1"}, {"s1"}, "sigmoid1");

@@ -54,13 +54,10 @@ __attribute__((target("avx512f"))) inline __m512 maybe_round_fp16(__m512 v, bool
   return round_fp16 ? round_to_fp16_lanes(v) : v;
 }
 
-__attribute__((target("avx512f"))) void sigmoid_range(const float* x, float* y, int64_t begin, int64_t end,
-                                                      bool round_fp16) {
-  for (int64_t i = begin; i < end; i += 16) {
-    const __mmask16 m = end - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (end - i)) - 1);
-    _mm512_mask_storeu_ps(y + i, m, maybe_round_fp16(sigmoid_lanes(_mm512_maskz_loadu_ps(m, x + i)), round_fp16));
-  }
-}
+// The element functions of the unary kernels, 16 lanes at a time (UnaryF32Avx512's argument).
+struct SigmoidLanes {
+  __attribute__((target("avx512f"))) static __m512 apply(__m512 v) { return sigmoid_lanes(v); }
+};
 
 bool supports_unary_f32(const Graph& g, const Node& n) {
   if (!x86::cpu_avx512f() || is_quantized_node(g, n)) return false;
@@ -71,10 +68,19 @@ bool supports_unary_f32(const Graph& g, const Node& n) {
 // Element-wise over the bytes: any layout, as long as input and output share it.
 BlockedIo elementwise_blocked_io(const Graph&, const Node&) { return BlockedIo::kUniform; }
 
-// A float op of one input, element by element: kRange(x, y, begin, end, round_fp16) over
-// contiguous pieces of the elements on the node's threads.
-using UnaryRange = void (*)(const float*, float*, int64_t, int64_t, bool);
-template <UnaryRange kRange>
+// y = F::apply(x) on x[begin, end), the tail masked; rounded to fp16 in fp16 mode.
+template <typename F>
+__attribute__((target("avx512f"))) void unary_range(const float* x, float* y, int64_t begin, int64_t end,
+                                                    bool round_fp16) {
+  for (int64_t i = begin; i < end; i += 16) {
+    const __mmask16 m = end - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (end - i)) - 1);
+    _mm512_mask_storeu_ps(y + i, m, maybe_round_fp16(F::apply(_mm512_maskz_loadu_ps(m, x + i)), round_fp16));
+  }
+}
+
+// A float op of one input, element by element: F::apply over contiguous pieces of the elements on
+// the node's threads.
+template <typename F>
 class UnaryF32Avx512 : public Kernel {
  public:
   bool rounds_fp16_outputs() const override { return true; }
@@ -85,7 +91,7 @@ class UnaryF32Avx512 : public Kernel {
     float* y = ctx.out<float>(0);
     parallel_ranges(
         n, threads_for(n, kMinPassElementsPerThread, ctx.num_threads),
-        [&](int64_t b, int64_t e, int) { kRange(x, y, b, e, ctx.round_fp16); }, 16);
+        [&](int64_t b, int64_t e, int) { unary_range<F>(x, y, b, e, ctx.round_fp16); }, 16);
   }
 };
 
@@ -134,22 +140,15 @@ __attribute__((target("avx512f"))) inline __m512 erf_lanes(__m512 x) {
   return _mm512_mask_mov_ps(small, large, big);
 }
 
-template <bool kGelu>
-__attribute__((target("avx512f"))) void erf_range(const float* x, float* y, int64_t begin, int64_t end,
-                                                  bool round_fp16) {
-  for (int64_t i = begin; i < end; i += 16) {
-    const __mmask16 m = end - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (end - i)) - 1);
-    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
-    __m512 r;
-    if constexpr (kGelu) {
-      const __m512 e = erf_lanes(_mm512_mul_ps(v, _mm512_set1_ps(0.7071067811865476f)));
-      r = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v), _mm512_add_ps(_mm512_set1_ps(1.f), e));
-    } else {
-      r = erf_lanes(v);
-    }
-    _mm512_mask_storeu_ps(y + i, m, maybe_round_fp16(r, round_fp16));
+struct ErfLanes {
+  __attribute__((target("avx512f"))) static __m512 apply(__m512 v) { return erf_lanes(v); }
+};
+struct GeluErfLanes {
+  __attribute__((target("avx512f"))) static __m512 apply(__m512 v) {
+    const __m512 e = erf_lanes(_mm512_mul_ps(v, _mm512_set1_ps(0.7071067811865476f)));
+    return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v), _mm512_add_ps(_mm512_set1_ps(1.f), e));
   }
-}
+};
 
 bool supports_gelu_f32(const Graph& g, const Node& n) {
   return supports_unary_f32(g, n) && n.attrs.get_string("approximate", "none") == "none";
@@ -184,23 +183,16 @@ __attribute__((target("avx512f"))) inline __m512 tanh_lanes(__m512 x) {
   return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(t), sign));
 }
 
-template <bool kGelu>
-__attribute__((target("avx512f"))) void tanh_range(const float* x, float* y, int64_t begin, int64_t end,
-                                                   bool round_fp16) {
-  for (int64_t i = begin; i < end; i += 16) {
-    const __mmask16 m = end - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (end - i)) - 1);
-    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
-    __m512 r;
-    if constexpr (kGelu) {
-      const __m512 cube = _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.044715f), v), v), v);
-      const __m512 t = tanh_lanes(_mm512_mul_ps(_mm512_set1_ps(0.7978845608028654f), _mm512_add_ps(v, cube)));
-      r = _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v), _mm512_add_ps(_mm512_set1_ps(1.f), t));
-    } else {
-      r = tanh_lanes(v);
-    }
-    _mm512_mask_storeu_ps(y + i, m, maybe_round_fp16(r, round_fp16));
+struct TanhLanes {
+  __attribute__((target("avx512f"))) static __m512 apply(__m512 v) { return tanh_lanes(v); }
+};
+struct GeluTanhLanes {
+  __attribute__((target("avx512f"))) static __m512 apply(__m512 v) {
+    const __m512 cube = _mm512_mul_ps(_mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.044715f), v), v), v);
+    const __m512 t = tanh_lanes(_mm512_mul_ps(_mm512_set1_ps(0.7978845608028654f), _mm512_add_ps(v, cube)));
+    return _mm512_mul_ps(_mm512_mul_ps(_mm512_set1_ps(0.5f), v), _mm512_add_ps(_mm512_set1_ps(1.f), t));
   }
-}
+};
 
 bool supports_gelu_tanh_f32(const Graph& g, const Node& n) {
   return supports_unary_f32(g, n) && n.attrs.get_string("approximate", "none") == "tanh";
@@ -322,7 +314,7 @@ class SoftmaxF32Avx512 : public Kernel {
 // ------------------------------------------------------------------------- SiLU (fused pair)
 
 // s = sigmoid(x) (rounded to fp16 in fp16 mode, as the Sigmoid step's output would be), then
-// y = x * s (rounded likewise): the operations of sigmoid_range followed by the Mul kernel's.
+// y = x * s (rounded likewise): the operations of the Sigmoid kernel followed by the Mul kernel's.
 __attribute__((target("avx512f"))) void silu_range(const float* x, float* y, int64_t begin, int64_t end,
                                                    bool round_fp16) {
   for (int64_t i = begin; i < end; i += 16) {
@@ -702,11 +694,11 @@ std::unique_ptr<Kernel> make_silu_mul_kernel() { return std::make_unique<SiluMul
 ORKNN_INT8_TABLE_OPS(ORKNN_REGISTER_TABLE_Q8)
 #undef ORKNN_REGISTER_TABLE_Q8
 
-ORKNN_REGISTER_KERNEL(Sigmoid, "avx512_f32", kPriorityGeneral, supports_unary_f32, UnaryF32Avx512<sigmoid_range>);
-ORKNN_REGISTER_KERNEL(Erf, "x86_erf_f32", kPriorityGeneral, supports_unary_f32, UnaryF32Avx512<erf_range<false>>);
-ORKNN_REGISTER_KERNEL(Gelu, "x86_erf_f32", kPriorityGeneral, supports_gelu_f32, UnaryF32Avx512<erf_range<true>>);
-ORKNN_REGISTER_KERNEL(Tanh, "x86_tanh_f32", kPriorityGeneral, supports_unary_f32, UnaryF32Avx512<tanh_range<false>>);
-ORKNN_REGISTER_KERNEL(Gelu, "x86_tanh_f32", kPriorityGeneral, supports_gelu_tanh_f32, UnaryF32Avx512<tanh_range<true>>);
+ORKNN_REGISTER_KERNEL(Sigmoid, "avx512_f32", kPriorityGeneral, supports_unary_f32, UnaryF32Avx512<SigmoidLanes>);
+ORKNN_REGISTER_KERNEL(Erf, "x86_erf_f32", kPriorityGeneral, supports_unary_f32, UnaryF32Avx512<ErfLanes>);
+ORKNN_REGISTER_KERNEL(Gelu, "x86_erf_f32", kPriorityGeneral, supports_gelu_f32, UnaryF32Avx512<GeluErfLanes>);
+ORKNN_REGISTER_KERNEL(Tanh, "x86_tanh_f32", kPriorityGeneral, supports_unary_f32, UnaryF32Avx512<TanhLanes>);
+ORKNN_REGISTER_KERNEL(Gelu, "x86_tanh_f32", kPriorityGeneral, supports_gelu_tanh_f32, UnaryF32Avx512<GeluTanhLanes>);
 ORKNN_REGISTER_KERNEL(Softmax, "avx512_f32", kPriorityGeneral, supports_softmax_f32, SoftmaxF32Avx512);
 ORKNN_REGISTER_KERNEL(BatchNormalization, "avx512_f32", kPriorityGeneral, supports_batchnorm_f32, BatchNormF32Avx512);
 ORKNN_REGISTER_KERNEL(Add, "avx512_f32", kPriorityGeneral, supports_binary_f32, BinaryF32Avx512<BinOp::kAdd>);
