@@ -514,38 +514,6 @@ Status reduction_attr(MapContext& ctx, std::string* out) {
   return Status::Ok();
 }
 
-Status eval_ScatterND(MapContext& ctx, const std::vector<Value>& in, Outputs* out) {
-  ORKNN_RETURN_IF_ERROR(need_inputs(ctx, in, 3));
-  const Value &data = in[0], &ind = in[1], &upd = in[2];
-  ORKNN_RETURN_IF_ERROR(need_index_type(ctx, ind, "indices"));
-  ORKNN_RETURN_IF_ERROR(same_types(ctx, data, upd));
-  std::string reduction;
-  ORKNN_RETURN_IF_ERROR(reduction_attr(ctx, &reduction));
-  if (ind.rank() < 1) return ctx.error("indices must have rank 1 or more");
-  const int64_t k = ind.shape.back();
-  if (k < 1 || k > data.rank()) return ctx.error("indices' last dim %lld must be in [1, %lld]", static_cast<long long>(k),
-                                                 static_cast<long long>(data.rank()));
-  Shape want(ind.shape.begin(), ind.shape.end() - 1);
-  want.insert(want.end(), data.shape.begin() + k, data.shape.end());
-  if (upd.shape != want)
-    return ctx.error("updates have shape %s, the indices need %s", shape_str(upd.shape).c_str(), shape_str(want).c_str());
-  Value r = data;
-  const auto st = strides_of(data.shape);
-  const int64_t slice = k < data.rank() ? st[static_cast<size_t>(k - 1)] : 1;
-  const int64_t tuples = k ? ind.numel() / k : 0;
-  for (int64_t t = 0; t < tuples; ++t) {
-    int64_t base = 0;
-    for (int64_t d = 0; d < k; ++d) {
-      int64_t idx = 0;
-      ORKNN_RETURN_IF_ERROR(resolve_index(ctx, get_int(ind, t * k + d), data.shape[static_cast<size_t>(d)], &idx));
-      base += idx * st[static_cast<size_t>(d)];
-    }
-    for (int64_t e = 0; e < slice; ++e) ORKNN_RETURN_IF_ERROR(reduce_into(ctx, r, base + e, upd, t * slice + e, reduction));
-  }
-  out->push_back(std::move(r));
-  return Status::Ok();
-}
-
 Status eval_GatherND(MapContext& ctx, const std::vector<Value>& in, Outputs* out) {
   ORKNN_RETURN_IF_ERROR(need_inputs(ctx, in, 2));
   const Value &data = in[0], &ind = in[1];
@@ -658,8 +626,7 @@ const EvalOp kEvalOps[] = {
     {"EyeLike", eval_EyeLike}, {"GatherElements", eval_GatherElements}, {"GatherND", eval_GatherND},
     {"IsInf", eval_IsInf}, {"IsNaN", eval_IsNaN}, {"Mod", eval_Mod}, {"NonZero", eval_NonZero},
     {"OneHot", eval_OneHot}, {"Or", eval_Or}, {"ReverseSequence", eval_ReverseSequence},
-    {"ScatterElements", eval_ScatterElements}, {"ScatterND", eval_ScatterND}, {"Trilu", eval_Trilu},
-    {"Xor", eval_Xor},
+    {"ScatterElements", eval_ScatterElements}, {"Trilu", eval_Trilu}, {"Xor", eval_Xor},
 };
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Conversion-time evaluation of ONNX ops that have no IR op (internal to the ONNX importer).
 // Exported graphs compute masks, paddings and indices from shapes with ops the runtime has no
-// kernel for (Swin's attention masks: Mod, ScatterND). Once the input shapes are fixed every input
+// kernel for (Swin's attention masks: Mod). Once the input shapes are fixed every input
 // of such a node is constant, so the node is computed here, with ONNX's semantics (opset 21), and
 // its outputs become constants. The same op with an input computed at run time is refused, naming
 // that input. docs/ops.md lists the ops.

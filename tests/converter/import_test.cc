@@ -64,9 +64,10 @@ TEST(Import, GeneratorChainsFold) {
   EXPECT_EQ(run_f32(g, {{1, 2, 3, 4, 5, 6}}), (std::vector<float>{2, 5, 8, 8, 11, 14}));
 }
 
-// Swin-style window padding and attention mask: ops without IR kernels (Mod, ScatterND) computed
-// at conversion from the fixed shapes (converter/onnx/const_eval.h); the ONNX backend cases of every
-// such op are checked in tests/conformance/const_eval_test.cc.
+// Swin-style window padding and attention mask: an op without an IR kernel (Mod) computed at
+// conversion from the fixed shapes (converter/onnx/const_eval.h; the ONNX backend cases of every
+// such op are checked in tests/conformance/const_eval_test.cc), and ScatterND on constants folded by
+// its reference kernel.
 TEST(Import, ConstantOnlyOpsFoldFromShapes) {
   B b(13);
   b.input("x", {1, 6});
@@ -93,6 +94,30 @@ TEST(Import, ConstantOnlyOpsFoldFromShapes) {
   EXPECT_EQ(g.nodes.size(), 2u);  // Pad and Add; everything else was computed
   EXPECT_EQ(output_tensor(g).shape, (Shape{1, 8}));
   EXPECT_EQ(run_f32(g, {{1, 2, 3, 4, 5, 6}}), (std::vector<float>{1, 2, 3, 4, 5, 6, -100, -100}));
+}
+
+// transformers' SamPositionalEmbedding: coords[..., 0] = coords[..., 0] / W exports as a ScatterND
+// of run-time data and updates at indices computed from the shapes (constants once they are fixed).
+TEST(Import, ScatterNDOnRunTimeData) {
+  B b(16);
+  b.input("x", {2, 3});
+  b.input("u", {2});
+  b.init_i64("idx", {2, 2}, {1, 0, 0, -1});  // x[1][0] and x[0][2]
+  b.init_f32("half", {}, {0.5f});
+  b.node("Mul", {"u", "half"}, {"uh"});
+  B::attr_s(b.node("ScatterND", {"x", "idx", "uh"}, {"s"}, "scatter"), "reduction", "add");
+  b.node("ScatterND", {"s", "idx", "u"}, {"y"});  // opset 11 form: no reduction attribute
+  b.output("s");
+  b.output("y");
+  Graph g;
+  ASSERT_OK(convert(b, &g));
+  ASSERT_EQ(count_op(g, OpId::ScatterND), 2);
+  for (const Node& n : g.nodes)
+    if (n.op == OpId::ScatterND) EXPECT_EQ(n.attrs.get_string("reduction", ""), n.name == "scatter" ? "add" : "none");
+  EXPECT_EQ(output_tensor(g).shape, (Shape{2, 3}));
+  // s: x[1][0] = 4 + 5, x[0][2] = 3 + 10; y: those two replaced by 10 and 20.
+  EXPECT_EQ(run_f32(g, {{1, 2, 3, 4, 5, 6}, {10, 20}}, 0), (std::vector<float>{1, 2, 13, 9, 5, 6}));
+  EXPECT_EQ(run_f32(g, {{1, 2, 3, 4, 5, 6}, {10, 20}}, 1), (std::vector<float>{1, 2, 20, 10, 5, 6}));
 }
 
 TEST(Import, ConstantNodesHoldWeights) {
@@ -261,7 +286,7 @@ TEST(ImportErrors, UnknownOpNamesNodeAndDocs) {
 }
 
 // An op computed only at conversion refuses an input known only at run time, naming it; a
-// constant index out of range is an invalid model, not a crash.
+// constant index out of range (ScatterND's too) is an invalid model, not a crash.
 TEST(ImportErrors, ConstantOnlyOpsNameTheRunTimeInputAndBadIndices) {
   {
     B b(13);
@@ -288,7 +313,20 @@ TEST(ImportErrors, ConstantOnlyOpsNameTheRunTimeInputAndBadIndices) {
     Graph g;
     Status st = convert(b, &g);
     EXPECT_EQ(st.code(), StatusCode::kInvalidModel);
-    EXPECT_EQ(st.message(), "node 'scatter' (ScatterND): index 4 is out of range [-4, 4)");
+    EXPECT_EQ(st.message(), "ScatterND node 'scatter': index 4 is out of range [-4, 4) for dim 0 of data [4]");
+  }
+  {
+    B b(13);
+    b.input("x", {4, 3});
+    b.input("u", {2, 4});
+    b.init_i64("idx", {2, 1}, {0, 1});
+    b.node("ScatterND", {"x", "idx", "u"}, {"y"}, "scatter");
+    b.output("y");
+    Graph g;
+    Status st = convert(b, &g);
+    EXPECT_EQ(st.code(), StatusCode::kInvalidModel);
+    EXPECT_EQ(st.message(), "ScatterND node 'scatter': updates ('u') have shape [2,4]; indices [2,1] and data [4,3] "
+                            "need [2,3]");
   }
 }
 
