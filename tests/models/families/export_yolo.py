@@ -202,12 +202,23 @@ def build(name, size):
     else:
         yolo = YOLO(yaml_name)
     det = yolo.model
+    check_activation(name, det, Conv)
     head = det.model[-1]
     if task == "yolox":
         ch = [seq[0].conv.in_channels for seq in head.cv2]
         head = YoloXHead(ch, [int(s) for s in det.stride])
     init_weights(det, head, size)
     return yolo, det, head, task
+
+
+def check_activation(name, det, conv_type):
+    """Refuses a model whose Conv blocks do not all have the activation its YAML names (SiLU when it
+    names none): the guard against the leaked Conv.default_act above."""
+    named = det.yaml.get("activation")
+    want = type(eval(named, {"nn": nn, "torch": torch})).__name__ if named else "SiLU"
+    found = {type(m.act).__name__ for m in det.modules() if isinstance(m, conv_type)} - {"Identity"}
+    if found != {want}:
+        raise RuntimeError(f"{name}: Conv activations {sorted(found)}, its YAML names {want}")
 
 
 def init_weights(det, head, size):

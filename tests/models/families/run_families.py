@@ -9,15 +9,17 @@ For every complete directory (meta.json and reference.py's ref.npz):
   - fp16: rknn.api.RKNN config(target_platform="rk3588") / load_onnx / build(do_quantization=False) /
     init_runtime / inference (float32 inputs, 4-D ones NCHW); the cosine of every output with ONNX
     Runtime's, the least of them reported; pass when it is >= 0.999.
-  - fp32 (config float_dtype="float32"), only when fp16 stays below 0.999: says whether fp16 storage
-    alone loses the accuracy; and then ONNX Runtime fp32 on the inputs rounded to fp16, against its
+  - fp32 (config float_dtype="float32"), only when fp16 stays below 0.999 or its outputs are not
+    finite: says whether fp16 storage alone loses the accuracy (or ONNX Runtime's outputs lie beyond
+    fp16's range); and then ONNX Runtime fp32 on the inputs rounded to fp16, against its
     own output: how much this network (random weights) amplifies one rounding of its input alone.
   - --int8: build(do_quantization=True, dataset=calib.txt) for the models the vendor's zoo quantizes.
-  - --time: median milliseconds of one inference, ours (RKNN.inference) and ONNX Runtime
-    (session.run), each on one thread (set OPENRKNN_NUM_THREADS=1 for ours), after one warm-up,
-    at least 3 runs and 1 s of them.
+  - --time: median milliseconds of one inference, ours (RKNN.inference; fp16, and INT8 with --int8)
+    and ONNX Runtime fp32 (session.run), each on one thread (set OPENRKNN_NUM_THREADS=1 for ours),
+    after one warm-up, at least 3 runs and 1 s of them.
 A conversion or run that fails is reported with the converter's or runtime's message. Prints one
-line per model as it goes and a markdown table at the end; --json writes one JSON object per model.
+line per model as it goes, then the markdown accuracy table (docs/model_families.md) and with --time
+the speed table (docs/benchmarks.md); --json writes one JSON object per model.
 """
 import argparse
 import glob
@@ -34,6 +36,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reference  # noqa: E402
 
 COS_MIN = 0.999
+FP16_MAX = 65504.0
+SPEED_TARGET = 0.8  # issue 28: ours fp16 at 1 thread against ONNX Runtime fp32 at 1 thread
 PLATFORM = "rk3588"
 
 
@@ -102,18 +106,24 @@ def last_error(log):
     return lines[-1][2:] if lines else "failed (no message)"
 
 
-def evaluate(d, float_dtype="float16", int8=False):
-    """Converts and runs one directory: {'cos', 'per_output', 'error', 'convert_s'}."""
+def evaluate(d, float_dtype="float16", int8=False, timed=False):
+    """Converts and runs one directory: {'cos', 'per_output', 'error', 'ran', 'overflow', 'convert_s', 'ms'};
+    'ran': converted and ran (the outputs may still be wrong); 'overflow': some output is not finite
+    where ONNX Runtime's are; 'ms': the median time of one inference when timed, else None."""
     meta, inputs, names, refs = load(d)
     run = Run(d, inputs, float_dtype, int8)
-    result = {"cos": None, "per_output": None, "error": run.error, "convert_s": run.convert_s}
+    result = {"cos": None, "per_output": None, "error": run.error, "ran": run.error is None, "overflow": False,
+              "convert_s": run.convert_s, "ms": None}
     if run.error is None:
         try:
             result["cos"], result["per_output"] = run.compare(names, refs)
             if not np.isfinite(result["cos"]):
                 result["error"] = "non-finite outputs (NaN or inf)"
+                result["overflow"] = True
         except ValueError as e:
             result["error"] = str(e)
+    if timed and result["ran"]:
+        result["ms"] = median_ms(lambda: run.rknn.inference(inputs=inputs, data_format="nchw"))
     run.release()
     return result
 
@@ -140,18 +150,15 @@ def median_ms(fn, min_runs=3, min_time=1.0):
     return float(np.median(times))
 
 
-def time_model(d):
-    meta, inputs, names, _ = load(d)
-    run = Run(d, inputs)
-    if run.error is not None:
-        run.release()
-        return None, None
-    ours = median_ms(lambda: run.rknn.inference(inputs=inputs, data_format="nchw"))
-    run.release()
+def ort_ms(d):
+    meta, inputs, _, _ = load(d)
     sess = reference.session(os.path.join(d, "model.onnx"), threads=1)
     feeds = {i["name"]: x for i, x in zip(meta["inputs"], inputs)}
-    ort_ms = median_ms(lambda: sess.run(None, feeds))
-    return ours, ort_ms
+    return median_ms(lambda: sess.run(None, feeds))
+
+
+def fmt_ms(ms):
+    return "-" if not ms else (f"{ms:.1f}" if ms >= 10 else f"{ms:.2f}")
 
 
 def fmt_cos(c):
@@ -182,14 +189,15 @@ def main():
         row = {"name": name, "family": meta["family"], "source": meta["source"],
                "inputs": [f"{i['name']} {'x'.join(map(str, i['shape']))}" + ("" if i["dtype"] == "float32" else
                                                                           f" {i['dtype']}") for i in meta["inputs"]]}
-        row["fp16"] = evaluate(d)
-        if row["fp16"]["error"] is None and row["fp16"]["cos"] < COS_MIN:
+        row["fp16"] = evaluate(d, timed=args.time)
+        if row["fp16"]["overflow"] or (row["fp16"]["error"] is None and row["fp16"]["cos"] < COS_MIN):
             row["fp32"] = evaluate(d, "float32")
             row["input_rounding"] = input_rounding_cosine(d)
-        if args.int8 and meta["zoo_int8"] and row["fp16"]["error"] is None:
-            row["int8"] = evaluate(d, int8=True)
-        if args.time and row["fp16"]["error"] is None:
-            row["ours_ms"], row["ort_ms"] = time_model(d)
+            row["ref_max"] = max(float(np.abs(r).max()) for r in load(d)[3] if r.size and r.dtype.kind == "f")
+        if args.int8 and meta["zoo_int8"] and row["fp16"]["ran"]:
+            row["int8"] = evaluate(d, int8=True, timed=args.time)
+        if args.time and row["fp16"]["ran"]:
+            row["ours_ms"], row["ort_ms"] = row["fp16"]["ms"], ort_ms(d)
         row["passed"] = row["fp16"]["error"] is None and row["fp16"]["cos"] >= COS_MIN
         row["seconds"] = time.time() - t0
         rows.append(row)
@@ -197,7 +205,8 @@ def main():
               + (f" fp32 {fmt_cos(row['fp32']['cos'])} input-rounding {fmt_cos(row['input_rounding'])}"
                  if "fp32" in row else "")
               + (f" int8 {fmt_cos(row['int8']['cos'])}" if "int8" in row else "")
-              + (f" ours {row['ours_ms']:.1f} ms ORT {row['ort_ms']:.1f} ms" if row.get("ours_ms") else "")
+              + (f" ours {fmt_ms(row['ours_ms'])} ms ORT {fmt_ms(row['ort_ms'])} ms" if row.get("ours_ms") else "")
+              + (f" ours INT8 {fmt_ms(row['int8']['ms'])} ms" if row.get("int8", {}).get("ms") else "")
               + (f" FAILS {row['fp16']['error']}" if row["fp16"]["error"] else "")
               + (f" int8 FAILS {row['int8']['error']}" if row.get("int8", {}).get("error") else "")
               + f" ({row['seconds']:.0f} s)", flush=True)
@@ -205,7 +214,10 @@ def main():
             out.write(json.dumps(row) + "\n")
             out.flush()
     print()
-    print(table(rows, args.time))
+    print(table(rows))
+    if args.time:
+        print()
+        print(speed_table(rows))
     failed = [r["name"] for r in rows if not r["passed"]]
     print(f"\n{len(rows) - len(failed)} passed, {len(failed)} failed" + (f": {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0
@@ -213,30 +225,50 @@ def main():
 
 def result_text(row):
     f16 = row["fp16"]
+    fp32 = row.get("fp32", {})
+    fp32_exact = fp32.get("error") is None and (fp32.get("cos") or 0) >= 0.99999
+    if f16["overflow"] and fp32_exact and row["ref_max"] > FP16_MAX:
+        return (f"outside fp16's range: ONNX Runtime's outputs reach {row['ref_max']:.0f} (fp16's largest value: "
+                f"{FP16_MAX:.0f}), which fp16 storage makes inf; fp32 {fmt_cos(fp32['cos'])}")
     if f16["error"]:
         return "fails: " + f16["error"]
     if row["passed"]:
         return "pass"
-    fp32 = row.get("fp32", {})
-    if fp32.get("error") is None and fp32.get("cos", 0) >= 0.99999:
+    if fp32_exact:
         return (f"below 0.999 in fp16 storage only: fp32 {fmt_cos(fp32['cos'])}; ONNX Runtime on the input "
                 f"rounded to fp16 {fmt_cos(row['input_rounding'])}")
     return "fails: cosine below 0.999"
 
 
-def table(rows, timing):
+def md_row(cells):
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
+def table(rows):
     head = ["model", "family", "inputs", "fp16 cos", "INT8 cos", "result"]
-    if timing:
-        head += ["ours 1T ms", "ORT 1T ms", "ours/ORT"]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines = [md_row(head), "|" + "---|" * len(head)]
     for r in rows:
         i8 = r.get("int8")
         i8_text = "-" if i8 is None else (f"fails: {i8['error']}" if i8["error"] else fmt_cos(i8["cos"]))
         cells = [r["name"], r["family"], "<br>".join(r["inputs"]), fmt_cos(r["fp16"]["cos"]), i8_text, result_text(r)]
-        if timing:
-            o, t = r.get("ours_ms"), r.get("ort_ms")
-            cells += [f"{o:.1f}" if o else "-", f"{t:.1f}" if t else "-", f"{o / t:.2f}" if o and t else "-"]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        lines.append(md_row(cells))
+    return "\n".join(lines)
+
+
+def speed_table(rows):
+    """Issue 28's targets per model: ours fp16 at 1 thread <= SPEED_TARGET x ONNX Runtime fp32 at 1
+    thread, and our INT8 faster than our fp16 (models the zoo quantizes)."""
+    head = ["model", "input", "ours fp16 ms", "ORT fp32 ms", "ours/ORT", f"<= {SPEED_TARGET}x ORT", "ours INT8 ms",
+            "INT8/fp16", "INT8 faster"]
+    lines = [md_row(head), "|" + "---|" * len(head)]
+    for r in rows:
+        o, t, q = r.get("ours_ms"), r.get("ort_ms"), (r.get("int8") or {}).get("ms")
+        if not o or not t:
+            continue
+        cells = [r["name"], "<br>".join(r["inputs"]), fmt_ms(o), fmt_ms(t), f"{o / t:.2f}",
+                 "met" if o <= SPEED_TARGET * t else "missed",
+                 fmt_ms(q), f"{q / o:.2f}" if q else "-", ("met" if q < o else "missed") if q else "-"]
+        lines.append(md_row(cells))
     return "\n".join(lines)
 
 
