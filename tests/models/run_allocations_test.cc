@@ -541,7 +541,9 @@ INSTANTIATE_TEST_SUITE_P(Models, RunAllocations,
                                          Params{"mobilenet_v2", 2, true}, Params{"resnet18_qdq", 2, true},
                                          // Concat / Transpose / Slice copies on threads, views,
                                          // x86_pw_f32, x86_stem_f32, the head's ReduceMean on x86_gap_f32.
-                                         Params{"shufflenet_v2_x1_0", 2}),
+                                         Params{"shufflenet_v2_x1_0", 2},
+                                         // x86_recurrent_f32 (bidirectional LSTM, GRU): its scratch.
+                                         Params{"crnn_lstm", 1}, Params{"crnn_lstm", 2}, Params{"gru", 1}),
                          param_name);
 
 }  // namespace

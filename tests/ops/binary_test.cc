@@ -1,6 +1,7 @@
 // Broadcasting ops (Add Sub Mul Div Pow Min Max Equal Less Greater Where PRelu): a matrix of
 // shape pairs x ops x dtypes against a naive broadcast loop written here, plus hand values.
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 
@@ -89,6 +90,56 @@ void check_arith_matrix() {
       EXPECT_EQ(r.outputs[0].as<T>(), (naive<T, T>(p, a, b, o.f)));
     }
   }
+}
+
+// The x86 Pow by a constant 2 (x * x) against the reference's powf: every output the square rounded
+// once; glibc's powf is not always that (4097^2, a tie, and ~0.1% of random values), so the two
+// differ by 1 ulp on at most 0.5% of the elements; specials (zeros, infinities,
+// NaN, denormals, overflow); other exponents and a broadcasting one stay on the reference.
+TEST(PowX86, SquareMatchesReferenceWithinOneUlp) {
+  const std::string kernel = "x86_pow2_f32";
+  if (!kernel_registered(OpId::Pow, kernel)) GTEST_SKIP() << kernel << " not built";
+  std::vector<float> x = random_floats(4099, 3, -50.f, 50.f);
+  const float specials[] = {0.f, -0.f, 1.f, -1.f, std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
+                            1e-30f, -3e-20f, 1e-42f, 1e20f, -2e19f, 4097.f, 4097.f * 1024.f, 3.4e38f};
+  for (size_t i = 0; i < sizeof(specials) / sizeof(specials[0]); ++i) x[i * 7] = specials[i];
+  for (size_t i = 200; i < 1200; ++i) x[i] = std::ldexp(x[i], static_cast<int>(i % 200) - 100);
+  for (const Shape& s : {Shape{4099}, Shape{1, 7, 1}, Shape{1, 256, 4, 4}}) {
+    const std::vector<float> xs(x.begin(), x.begin() + shape_numel(s));
+    for (float e : {2.f, 3.f}) {
+      const std::vector<TensorData> in = {f32(s, xs), f32({}, {e}, true)};
+      const OpResult want = run_op(OpId::Pow, A(), in, 1, "ref", 1);
+      ASSERT_OK(want.status);
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(shape_str(s) + " exponent " + std::to_string(e) + " threads " + std::to_string(threads));
+        const OpResult r = run_op(OpId::Pow, A(), in, 1, "", threads);
+        ASSERT_OK(r.status);
+        EXPECT_EQ(r.kernel_name == kernel, e == 2.f) << r.kernel_name;
+        const std::vector<float> got = r.outputs[0].as<float>(), ref_v = want.outputs[0].as<float>();
+        ASSERT_EQ(got.size(), ref_v.size());
+        int differ = 0;
+        for (size_t i = 0; i < got.size(); ++i) {
+          if (std::isnan(ref_v[i])) {
+            EXPECT_TRUE(std::isnan(got[i])) << i;
+            continue;
+          }
+          if (e == 2.f) {  // the square rounded once (exact in double)
+            const float sq = static_cast<float>(static_cast<double>(xs[i]) * static_cast<double>(xs[i]));
+            EXPECT_EQ(std::memcmp(&got[i], &sq, sizeof(float)), 0) << i << " x " << xs[i];
+          }
+          if (got[i] == ref_v[i] && std::signbit(got[i]) == std::signbit(ref_v[i])) continue;
+          ++differ;
+          EXPECT_EQ(got[i], std::nextafter(ref_v[i], got[i])) << i << " x " << xs[i];
+        }
+        EXPECT_LE(differ, static_cast<int>(got.size() / 200) + 1);
+      }
+    }
+  }
+  // A tensor exponent [2, 2] broadcasting a [2, 1] base stays on the reference.
+  const OpResult b = run_op(OpId::Pow, A(), {f32({2, 1}, {1.5f, -2.f}), f32({2}, {2.f, 2.f}, true)}, 1, "", 1);
+  ASSERT_OK(b.status);
+  EXPECT_NE(b.kernel_name, kernel);
 }
 
 TEST(BinaryRef, ArithmeticBroadcastMatrixF32) { check_arith_matrix<float>(); }

@@ -186,6 +186,7 @@ struct LnCase {
   int64_t axis;
   Shape scale, bias;  // bias empty: absent
   float offset = 0.f;  // added to x: rows whose mean is not 0
+  bool instance = false;  // InstanceNormalization: groups are the (n, c) planes, scale and B [C]
 };
 
 // Runs the case on the reference and on the best kernel (expected: want_kernel); returns the
@@ -197,7 +198,7 @@ struct LnCase {
 double ln_error(const LnCase& c, uint32_t seed, int threads, const char* want_kernel) {
   int64_t n = 1, len = 1;
   for (int64_t d : c.x) n *= d;
-  for (size_t d = static_cast<size_t>(c.axis); d < c.x.size(); ++d) len *= c.x[d];
+  for (size_t d = static_cast<size_t>(c.instance ? 2 : c.axis); d < c.x.size(); ++d) len *= c.x[d];
   std::vector<float> x = test::random_floats(static_cast<size_t>(n), seed, -1.f, 1.f);
   for (float& v : x) v += c.offset;
   auto numel = [](const Shape& s) {
@@ -210,10 +211,11 @@ double ln_error(const LnCase& c, uint32_t seed, int threads, const char* want_ke
   std::vector<TensorData> in = {TensorData::f32(c.x, x), TensorData::f32(c.scale, scale, true)};
   if (!c.bias.empty()) in.push_back(TensorData::f32(c.bias, bias, true));
   Attrs a;
-  a.set_int("axis", c.axis);
+  if (!c.instance) a.set_int("axis", c.axis);
   a.set_float("epsilon", 1e-5f);
-  const OpResult ref = test::run_op(OpId::LayerNormalization, a, in, 1, "ref");
-  const OpResult got = test::run_op(OpId::LayerNormalization, a, in, 1, "", threads);
+  const OpId op = c.instance ? OpId::InstanceNormalization : OpId::LayerNormalization;
+  const OpResult ref = test::run_op(op, a, in, 1, "ref");
+  const OpResult got = test::run_op(op, a, in, 1, "", threads);
   if (!ref.status.ok() || !got.status.ok()) {
     ADD_FAILURE() << ref.status.message() << " / " << got.status.message();
     return INFINITY;
@@ -235,8 +237,9 @@ double ln_error(const LnCase& c, uint32_t seed, int threads, const char* want_ke
     for (int64_t i = 0; i < len; ++i) {
       const size_t e = static_cast<size_t>(g * len + i);
       // Scale and B are one per element or one for all here (the declined broadcast compares bits).
-      const double s = scale.size() == 1 ? scale[0] : scale[static_cast<size_t>(i)];
-      const double b = c.bias.empty() ? 0 : (bias.size() == 1 ? bias[0] : bias[static_cast<size_t>(i)]);
+      const size_t k = static_cast<size_t>(c.instance ? g % c.x[1] : i);  // instance: per channel
+      const double s = scale.size() == 1 ? scale[0] : scale[k];
+      const double b = c.bias.empty() ? 0 : (bias.size() == 1 ? bias[0] : bias[k]);
       const double size = std::fabs(s) * (mean_abs * inv_std + std::fabs(x[e] - mean) * inv_std) + std::fabs(b) +
                           std::fabs(want[e]);
       const double err = std::fabs(double(have[e]) - want[e]) / (unit * size);
@@ -269,6 +272,27 @@ TEST(LayerNormX86, WithinToleranceOfReference) {
       seed += 3;
     }
   RecordProperty("max_scaled_error", std::to_string(worst));
+}
+
+// InstanceNormalization: the same rows per (n, c) plane, the same bound.
+TEST(InstanceNormX86, WithinToleranceOfReference) {
+  REQUIRE_AVX512F();
+  std::vector<LnCase> cases = {
+      {{1, 32, 799}, 2, {32}, {32}},         // wav2vec2's first feature layer
+      {{2, 3, 5, 7}, 2, {3}, {3}, 1.5f},     // 2-D planes, batch 2, a tail
+      {{1, 4, 2, 3, 5}, 2, {4}, {4}},        // 3-D planes
+      {{3, 2, 1}, 2, {2}, {2}, -2.f},        // one element per plane: x^ = 0
+      {{1, 16, 4096}, 2, {16}, {16}},        // two threads
+  };
+  uint32_t seed = 5;
+  for (LnCase& c : cases) {
+    c.instance = true;
+    for (int threads : {1, 2}) {
+      const double e = ln_error(c, seed, threads, "x86_layernorm_f32");
+      EXPECT_LE(e, 4.0) << "x " << c.x.size() << "-D, " << threads << " threads";
+      seed += 3;
+    }
+  }
 }
 
 // Scale broadcast along a normalised axis (neither one per element nor one for all): the reference.

@@ -1,11 +1,13 @@
 // MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool: parameter matrices against a naive
 // implementation written here (explicit padded grid with a real/pad mask), ONNX documentation
 // examples, hand-computed ceil_mode/count_include_pad cases, normalisation and errors.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
+#include "ops/int8_test_helpers.h"
 #include "ops/ref_test_helpers.h"
 
 namespace orknn::test {
@@ -146,6 +148,93 @@ TEST(PoolRef, ParameterMatrix) {
     }
   }
   EXPECT_EQ(cases, 2 * 3 * 2 * 3 * 2 * 3 * 2);
+}
+
+// The x86 separable MaxPool (1-D and 3-D windows; float, and INT8 keeping its parameters) against
+// the reference, bit for bit: a
+// parameter matrix (kernels 1-5, strides 1-4, dilations, pads, ceil mode), LPRNet's channel-
+// subsampling MaxPool3d, a window taller than 64 rows; the data hold -0/+0 ties, NaN and -inf
+// (neither wins, as in the reference), INT8 random codes; 1 and 2 threads, with the kernel the
+// registry picks.
+TEST(MaxPoolX86, MatchesReferenceBitExactly) {
+  const std::string kernel = "x86_maxpool_nd_f32", kernel_q8 = "x86_maxpool_nd_int8";
+  if (!kernel_registered(OpId::MaxPool, kernel)) GTEST_SKIP() << kernel << " not built";
+  std::vector<PoolCase> cases;
+  for (size_t rank : {1u, 3u})
+    for (int64_t k : {1, 2, 3, 5})
+      for (int64_t s : {1, 2, 3, 4})
+        for (int64_t d : {1, 2})
+          for (int pad_kind = 0; pad_kind < 3; ++pad_kind)
+            for (bool ceil_mode : {false, true}) {
+              PoolCase pc;
+              pc.x = {1, 2};
+              for (size_t i = 0; i < rank; ++i) {
+                pc.x.push_back(i + 1 == rank ? 37 : 6 + static_cast<int64_t>(i));
+                pc.kernel.push_back(i + 1 == rank ? k : 2 + static_cast<int64_t>(i));
+                pc.strides.push_back(i + 1 == rank ? s : 1 + static_cast<int64_t>(i));
+                pc.dilations.push_back(i == 1 ? d : 1);
+              }
+              pc.dilations.back() = d;
+              pc.pads.assign(2 * rank, 0);
+              for (size_t i = 0; i < rank; ++i) {
+                if (pad_kind == 1) pc.pads[i] = pc.pads[rank + i] = std::min<int64_t>(1, pc.kernel[i] - 1);
+                if (pad_kind == 2) pc.pads[rank + i] = pc.kernel[i] - 1;
+              }
+              pc.ceil_mode = ceil_mode;
+              cases.push_back(pc);
+            }
+  for (int64_t sc : {1, 2, 4}) {  // LPRNet: [1, 1, C, H, W], windows (1, 3, 3), strides (sc, 1, sw)
+    PoolCase pc;
+    pc.x = {1, 1, 64 * sc, 22, 92};
+    pc.kernel = {1, 3, 3};
+    pc.strides = {sc, 1, sc == 1 ? 1 : 2};
+    pc.dilations = {1, 1, 1};
+    pc.pads.assign(6, 0);
+    cases.push_back(pc);
+  }
+  PoolCase tall;
+  tall.x = {2, 3, 2, 80, 9};
+  tall.kernel = {2, 70, 2};
+  tall.strides = {1, 3, 1};
+  tall.dilations = {1, 1, 1};
+  tall.pads = {1, 2, 0, 0, 1, 1};
+  cases.push_back(tall);
+  uint32_t seed = 41;
+  size_t compared = 0;
+  for (const PoolCase& pc : cases) {
+    // Coarse values (many ties), signed zeros, some NaN and -inf.
+    std::vector<float> x = random_floats(static_cast<size_t>(shape_numel(pc.x)), seed++, -3.f, 3.f);
+    for (size_t i = 0; i < x.size(); ++i) {
+      x[i] = std::round(x[i]);
+      if (x[i] == 0.f && i % 2) x[i] = -0.f;
+      if (i % 97 == 5) x[i] = std::numeric_limits<float>::quiet_NaN();
+      if (i % 89 == 7) x[i] = -std::numeric_limits<float>::infinity();
+    }
+    const TensorData in = TensorData::f32(pc.x, x);
+    const OpResult want = run_op(OpId::MaxPool, pool_attrs(pc), {in}, 1, "ref");
+    if (!want.status.ok()) continue;  // a geometry infer refuses (ceil mode past the padding)
+    ++compared;
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(pc.label() + " threads " + std::to_string(threads));
+      const OpResult r = run_op(OpId::MaxPool, pool_attrs(pc), {in}, 1, "", threads);
+      ASSERT_TRUE(r.status.ok()) << r.status.message();
+      EXPECT_EQ(r.kernel_name, kernel);
+      EXPECT_EQ(r.outputs[0].shape, want.outputs[0].shape);
+      EXPECT_EQ(r.outputs[0].bytes, want.outputs[0].bytes);
+    }
+    const QuantParams q = q8t::qp(0.05f, 3);
+    const TensorData qin = q8t::q8(pc.x, q8t::random_i8(static_cast<size_t>(shape_numel(pc.x)), seed++), q);
+    const OpResult want_q8 = run_op(OpId::MaxPool, pool_attrs(pc), {qin}, 1, "ref_int8", 1, {q});
+    ASSERT_TRUE(want_q8.status.ok()) << want_q8.status.message();
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(pc.label() + " int8 threads " + std::to_string(threads));
+      const OpResult r = run_op(OpId::MaxPool, pool_attrs(pc), {qin}, 1, "", threads, {q});
+      ASSERT_TRUE(r.status.ok()) << r.status.message();
+      EXPECT_EQ(r.kernel_name, kernel_q8);
+      EXPECT_EQ(r.outputs[0].bytes, want_q8.outputs[0].bytes);
+    }
+  }
+  EXPECT_GT(compared, cases.size() * 3 / 4);
 }
 
 TEST(PoolRef, CountIncludePadBothWays) {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/recurrent_test_util.h"
 #include "ops/ref_test_helpers.h"
 
 namespace orknn::test {
@@ -200,19 +201,8 @@ void run_case(const Case& c, uint32_t seed) {
   // Shorter than the sequence, and an empty sequence last.
   for (int64_t b = 0; b < c.batch; ++b) in.lens.push_back(b == c.batch - 1 ? 0 : int32_t(c.seq - 1 - b));
 
-  A attrs;
-  attrs.i("hidden_size", H).s("direction", c.direction);
-  if (c.layout) attrs.i("layout", 1);
-  if (c.clip > 0) attrs.f("clip", c.clip);
-  if (c.input_forget) attrs.i("input_forget", 1);
-  if (c.linear_before_reset) attrs.i("linear_before_reset", 1);
-  if (!c.acts.empty()) {
-    std::string joined;
-    for (const std::string& a : c.acts) joined += (joined.empty() ? "" : ",") + a;
-    attrs.s("activations", joined);
-  }
-  if (!c.alphas.empty()) attrs.a.set_floats("activation_alpha", c.alphas);
-  if (!c.betas.empty()) attrs.a.set_floats("activation_beta", c.betas);
+  const Attrs attrs = recurrent_attrs(H, c.direction, c.layout, c.clip, c.input_forget, c.linear_before_reset, c.acts,
+                                      c.alphas, c.betas);
 
   std::vector<TensorData> inputs = {f32(x_shape, in.x), f32({D, G * H, c.input}, in.w, true),
                                     f32({D, G * H, H}, in.r, true),

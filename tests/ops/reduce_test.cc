@@ -103,6 +103,51 @@ TEST(ReduceRef, AllAxesSubsetsF32) {
   }
 }
 
+// The x86 ReduceMean/ReduceSum over trailing axes against the reference: within one float ulp
+// (both sum in double and round once; the kernel's sums are reassociated), both axes forms,
+// keepdims, 1 and 2 threads; other axes stay on the reference.
+TEST(ReduceX86, TrailingAxesWithinOneUlp) {
+  const std::string kernel = "x86_reduce_sum_f32";
+  if (!kernel_registered(OpId::ReduceMean, kernel)) GTEST_SKIP() << kernel << " not built";
+  struct Case {
+    Shape s;
+    std::vector<int64_t> axes;
+    bool fast;
+  };
+  const std::vector<Case> cases = {{{1, 256, 4, 18}, {0, 1, 2, 3}, true}, {{3, 5, 77}, {2}, true},
+                                   {{2, 3, 4}, {1, 2}, true},           {{7, 33}, {1}, true},
+                                   {{1, 1}, {0, 1}, true},              {{40000}, {0}, true},
+                                   {{3, 5, 7}, {0}, false},             {{3, 5, 7}, {0, 2}, false}};
+  uint32_t seed = 5;
+  for (const Case& c : cases)
+    for (OpId op : {OpId::ReduceMean, OpId::ReduceSum})
+      for (int keepdims : {0, 1})
+        for (int form = 0; form < 2; ++form) {
+          const std::vector<float> x = random_floats(static_cast<size_t>(shape_numel(c.s)), seed++, -2.f, 3.f);
+          std::vector<TensorData> in = {f32(c.s, x)};
+          Attrs at = A().i("keepdims", keepdims);
+          if (form == 0) at.set_ints("axes", c.axes);
+          else in.push_back(i64c({static_cast<int64_t>(c.axes.size())}, c.axes));
+          const OpResult want = run_op(op, at, in, 1, "ref", 1);
+          ASSERT_OK(want.status);
+          for (int threads : {1, 2}) {
+            SCOPED_TRACE(std::string(op_name(op)) + " " + shape_str(c.s) + " axes " + shape_str(c.axes) + " threads " +
+                         std::to_string(threads));
+            const OpResult r = run_op(op, at, in, 1, "", threads);
+            ASSERT_OK(r.status);
+            EXPECT_EQ(r.kernel_name == kernel, c.fast) << r.kernel_name;
+            EXPECT_EQ(r.outputs[0].shape, want.outputs[0].shape);
+            const std::vector<float> got = r.outputs[0].as<float>(), ref_v = want.outputs[0].as<float>();
+            ASSERT_EQ(got.size(), ref_v.size());
+            for (size_t i = 0; i < got.size(); ++i) {
+              const float ulp = std::nextafter(std::fabs(ref_v[i]), std::numeric_limits<float>::infinity()) -
+                                std::fabs(ref_v[i]);
+              EXPECT_LE(std::fabs(got[i] - ref_v[i]), ulp) << i;
+            }
+          }
+        }
+}
+
 TEST(ReduceRef, NegativeAxesAndDefaults) {
   const Shape s = {2, 3, 4};
   const std::vector<float> x = iota_f(24);

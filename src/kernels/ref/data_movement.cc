@@ -102,13 +102,8 @@ class SliceKernel : public CopyLoopKernel {
 class TransposeKernel : public CopyLoopKernel {
  public:
   Status prepare(const KernelContext& ctx) override {
-    const Shape& in = ctx.in_tensor(0).shape;
     const Shape& out = ctx.out_tensor(0).shape;
-    const std::vector<int64_t> perm = ctx.node->attrs.get_ints("perm");
-    const std::vector<int64_t> dense = dense_strides(in);
-    std::vector<int64_t> in_strides(out.size());
-    for (size_t d = 0; d < out.size(); ++d) in_strides[d] = dense[static_cast<size_t>(perm[d])];
-    loop_.init(out, {dense_strides(out), in_strides});
+    loop_.init(out, {dense_strides(out), permuted_strides(ctx.in_tensor(0).shape, ctx.node->attrs.get_ints("perm"))});
     return Status::Ok();
   }
 };

@@ -63,6 +63,13 @@ std::vector<int64_t> dense_strides(const Shape& shape) {
   return s;
 }
 
+std::vector<int64_t> permuted_strides(const Shape& in, const std::vector<int64_t>& perm) {
+  const std::vector<int64_t> dense = dense_strides(in);
+  std::vector<int64_t> r(perm.size());
+  for (size_t d = 0; d < perm.size(); ++d) r[d] = dense[static_cast<size_t>(perm[d])];
+  return r;
+}
+
 std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
   std::vector<int64_t> r(out.size(), 0);
   const std::vector<int64_t> dense = dense_strides(in);

@@ -27,19 +27,36 @@ class StridedLoop {
     run_range(f, 0, outer_);
   }
   // run() over the innermost runs [begin, end) of [0, outer()) only (a thread's share).
+  // The coordinates of `begin` are found once; each next run's offsets by an odometer step (short
+  // runs, e.g. 16-element rows of an attention Transpose, spent most of their time dividing).
   template <class F>
   void run_range(F&& f, int64_t begin, int64_t end) const {
-    if (empty_) return;
+    if (empty_ || begin >= end) return;
     int64_t off[kMaxOperands];
-    for (int64_t o = begin; o < end; ++o) {
-      for (int k = 0; k < nops_; ++k) off[k] = base_[static_cast<size_t>(k)];
-      int64_t rem = o;
-      for (size_t d = dims_.size(); d-- > 0;) {
-        const int64_t c = rem % dims_[d];
-        rem /= dims_[d];
-        for (int k = 0; k < nops_; ++k) off[k] += c * strides_[d * static_cast<size_t>(nops_) + static_cast<size_t>(k)];
+    for (int k = 0; k < nops_; ++k) off[k] = base_[static_cast<size_t>(k)];
+    if (dims_.size() > kMaxDims) {  // a deep space: each run's coordinates from its index
+      for (int64_t o = begin; o < end; ++o) {
+        int64_t at[kMaxOperands];
+        locate(o, at, nullptr);
+        f(static_cast<const int64_t*>(at), inner_strides_.data(), inner_);
       }
+      return;
+    }
+    int64_t coord[kMaxDims];
+    locate(begin, off, coord);
+    const size_t nops = static_cast<size_t>(nops_);
+    for (int64_t o = begin;;) {
       f(static_cast<const int64_t*>(off), inner_strides_.data(), inner_);
+      if (++o == end) return;
+      for (size_t d = dims_.size(); d-- > 0;) {
+        const int64_t* st = &strides_[d * nops];
+        if (++coord[d] < dims_[d]) {
+          for (size_t k = 0; k < nops; ++k) off[k] += st[k];
+          break;
+        }
+        coord[d] = 0;
+        for (size_t k = 0; k < nops; ++k) off[k] -= st[k] * (dims_[d] - 1);
+      }
     }
   }
 
@@ -48,6 +65,19 @@ class StridedLoop {
   size_t collapsed_rank() const { return dims_.size() + 1; }
 
  private:
+  static constexpr size_t kMaxDims = 16;  // outer dims the odometer of run_range keeps
+
+  // Offsets (base included) of outer run o into off, and its coordinates into coord if not null.
+  void locate(int64_t o, int64_t* off, int64_t* coord) const {
+    for (int k = 0; k < nops_; ++k) off[k] = base_[static_cast<size_t>(k)];
+    for (size_t d = dims_.size(); d-- > 0;) {
+      const int64_t c = o % dims_[d];
+      o /= dims_[d];
+      if (coord) coord[d] = c;
+      for (int k = 0; k < nops_; ++k) off[k] += c * strides_[d * static_cast<size_t>(nops_) + static_cast<size_t>(k)];
+    }
+  }
+
   int nops_ = 0;
   bool empty_ = false;
   std::vector<int64_t> dims_;           // collapsed outer dimensions, outermost first
@@ -61,6 +91,8 @@ class StridedLoop {
 // Strides of `in` broadcast (numpy, right-aligned) to `out`: 0 where `in` has size 1 or no dim.
 std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
 std::vector<int64_t> dense_strides(const Shape& shape);
+// Transpose: the input's element stride along each output dim (output dim d is input dim perm[d]).
+std::vector<int64_t> permuted_strides(const Shape& in, const std::vector<int64_t>& perm);
 
 // Copies elements of `elem_size` bytes (1, 2, 4 or 8) along a loop whose operand 0 is the
 // destination and operand 1 the source, on up to `threads` threads (copy_threads).

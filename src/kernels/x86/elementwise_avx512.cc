@@ -10,7 +10,9 @@
 //   * Softmax (float32) along any axis.
 //   * Add, Sub, Mul, Div (float32) when each input either has the output's shape or is constant
 //     along a trailing block of the output (e.g. [N,C,1,1] or [C,1,1] against [N,C,H,W], or a
-//     scalar). One IEEE operation per element, as the reference does: bit-identical to it.
+//     scalar); any other numpy broadcast (a bias row, SAM's relative-position terms
+//     [B,h,w,h,1] + [B,h,w,1,w]) as runs of the output's innermost dims, each operand loaded or
+//     splat per run. One IEEE operation per element, as the reference does: bit-identical to it.
 //   * BatchNormalization (inference, float32): the reference's expression in its order per
 //     element, bit-identical.
 //   * the quantized (int8) unary ops: the reference kernel's 256-entry table (output code per input
@@ -19,7 +21,7 @@
 //     construction.
 //   * the fused kernels of the SiLU pairs and INT8 element-wise chains (fusions.h; their graph
 //     finders are in fusions.cc).
-// Everything else (other broadcasts, other dtypes) stays on the other kernels.
+// Everything else (other dtypes, operands that do not broadcast) stays on the other kernels.
 // Compiled with function target attributes; supports() checks the CPU at run time.
 #include <immintrin.h>
 
@@ -42,6 +44,7 @@
 #include "kernels/x86/cpu_features.h"
 #include "kernels/x86/fused_act_avx512.h"
 #include "kernels/x86/fusions.h"
+#include "kernels/ref/strided_loop.h"
 
 namespace orknn {
 namespace {
@@ -109,12 +112,6 @@ class UnaryF32Avx512 : public Kernel {
 // Gelu (approximate = "none"): the reference's 0.5f * x * (1.f + erf(x * 0.7071067811865476f)) in
 // its order with this erf, so within 0.5 |x| erf-ulps (2^-24 |x|) plus its own rounding of the
 // reference. Gelu with approximate = "tanh" is x86_tanh_f32's (below).
-__attribute__((target("avx512f"))) inline __m512 horner(__m512 t, const float* c, int n) {
-  __m512 p = _mm512_set1_ps(c[0]);
-  for (int i = 1; i < n; ++i) p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(c[i]));
-  return p;
-}
-
 // Highest power first. P's constant term 1.128379166 is kSmallHi + kSmallLo: x * kSmallHi + x * (the
 // rest) keeps erf(x) within an ulp for tiny x, and both products carry x's sign, so erf(-0) = -0.
 constexpr float kSmall[6] = {7.847259146e-05f, -8.008189329e-04f, 5.188098890e-03f,
@@ -157,32 +154,10 @@ bool supports_gelu_f32(const Graph& g, const Node& n) {
 // ------------------------------------------------------------------------------------ Tanh
 
 // "x86_tanh_f32": Tanh, and Gelu with approximate = "tanh" (ViT-style GELUs exported as their
-// tanh formula took 60 % of maxvit_t's time on the reference's std::tanh). tanh on 16 lanes:
-// for |x| < 0.625, x + x^3 P(x^2), P of degree 5 (a weighted least-squares fit of (tanh(x) - x) / x^3
-// on Chebyshev nodes, float coefficients: within 0.8 float ulp of tanh there); for |x| >= 0.625,
-// sign(x) (1 - 2 / (e^(2|x|) + 1)) with the e^x of fused_act_avx512.h (1 past |x| = 9, +-1 for
-// +-inf). Within 3 float ulps of std::tanh (tests/ops/norm_gelu_x86_test.cc); odd by
-// construction, NaN propagates (the first branch).
+// tanh formula took 60 % of maxvit_t's time on the reference's std::tanh), with tanh_lanes
+// (fused_act_avx512.h, within 3 float ulps of std::tanh).
 // Gelu (approximate = "tanh"): the reference's 0.5f * x * (1.f + tanh(k * (x + 0.044715f * x * x * x)))
 // in its order with this tanh.
-constexpr float kTanhSmall[6] = {2.148984e-03f, -8.184662e-03f, 2.1704e-02f,
-                                 -5.3947452e-02f, 1.3333212e-01f, -3.333333e-01f};
-
-// Computed on |x|, the sign put back last (which also keeps tanh(-0) = -0).
-__attribute__((target("avx512f"))) inline __m512 tanh_lanes(__m512 x) {
-  const __m512 one = _mm512_set1_ps(1.f);
-  const __m512 ax = _mm512_abs_ps(x);
-  const __m512 u = _mm512_mul_ps(ax, ax);
-  __m512 t = _mm512_fmadd_ps(_mm512_mul_ps(ax, u), horner(u, kTanhSmall, 6), ax);
-  const __mmask16 large = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.625f), _CMP_GE_OQ);  // false for NaN
-  if (large) {
-    const __m512 e = exp_avx512(_mm512_add_ps(ax, ax));
-    t = _mm512_mask_sub_ps(t, large, one, _mm512_div_ps(_mm512_set1_ps(2.f), _mm512_add_ps(e, one)));
-  }
-  const __m512i sign = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN));
-  return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(t), sign));
-}
-
 struct TanhLanes {
   __attribute__((target("avx512f"))) static __m512 apply(__m512 v) { return tanh_lanes(v); }
 };
@@ -368,7 +343,14 @@ bool supports_binary_f32(const Graph& g, const Node& n) {
   const Tensor& b = g.tensor(n.inputs[1]);
   const Tensor& y = g.tensor(n.outputs[0]);
   if (a.dtype != DType::kF32 || b.dtype != DType::kF32 || y.dtype != DType::kF32) return false;
-  return broadcast_blocks(a.shape, b.shape, y.shape).ok;
+  auto broadcasts = [&](const Shape& in) {
+    if (in.size() > y.shape.size()) return false;
+    const size_t lead = y.shape.size() - in.size();
+    for (size_t d = 0; d < in.size(); ++d)
+      if (in[d] != 1 && in[d] != y.shape[lead + d]) return false;
+    return true;
+  };
+  return broadcast_blocks(a.shape, b.shape, y.shape).ok || (broadcasts(a.shape) && broadcasts(b.shape));
 }
 
 template <BinOp kOp>
@@ -398,6 +380,20 @@ __attribute__((target("avx512f"))) void binary_block(const float* a, const float
   }
 }
 
+// One run of a general broadcast: n outputs, each operand contiguous (stride 1) or one value
+// (stride 0).
+template <BinOp kOp>
+__attribute__((target("avx512f"))) void binary_run(const float* a, int64_t sa, const float* b, int64_t sb, float* y,
+                                                   int64_t n, bool round_fp16) {
+  const __m512 ka = _mm512_set1_ps(a[0]), kb = _mm512_set1_ps(b[0]);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+    const __m512 va = sa ? _mm512_maskz_loadu_ps(m, a + i) : ka;
+    const __m512 vb = sb ? _mm512_maskz_loadu_ps(m, b + i) : kb;
+    _mm512_mask_storeu_ps(y + i, m, maybe_round_fp16(apply<kOp>(va, vb), round_fp16));
+  }
+}
+
 // [N,C,1,1] (or [C,1,1] / [1,C,1,1] when N = 1) against a 4-D output [N,C,H,W] with C a multiple of
 // 16: one value per (image, channel), the same bytes in NCHW and nChw16c.
 bool per_channel_operand(const Shape& in, const Shape& y) {
@@ -423,8 +419,15 @@ class BinaryF32Avx512 : public Kernel {
  public:
   Status prepare(const KernelContext& ctx) override {
     geo_ = broadcast_blocks(ctx.in_tensor(0).shape, ctx.in_tensor(1).shape, ctx.out_tensor(0).shape);
-    if (!geo_.ok) return ORKNN_ERR(kFail, "node '%s': avx512_f32 binary kernel given unsupported shapes",
-                                   ctx.node->name.c_str());
+    // A general broadcast (supports_binary_f32 checked it), or blocks too short for a vector (a
+    // [T,C] position table against [1,T,C]: one element per "block"): runs of the strided loop.
+    use_runs_ = !geo_.ok || (geo_.inner < 16 && !ctx.output_blocked(0));
+    if (use_runs_) {
+      const Shape& ys = ctx.out_tensor(0).shape;
+      runs_.init(ys, {dense_strides(ys), broadcast_strides(ctx.in_tensor(0).shape, ys),
+                      broadcast_strides(ctx.in_tensor(1).shape, ys)});
+      return Status::Ok();
+    }
     // A per-channel operand against an nChw16c one: the blocks are (image, 16 channels).
     const Shape& ys = ctx.out_tensor(0).shape;
     blocked_channels_ = ctx.output_blocked(0) && !(geo_.a_full && geo_.b_full) &&
@@ -457,6 +460,15 @@ class BinaryF32Avx512 : public Kernel {
     const float* a = ctx.in<float>(0);
     const float* b = ctx.in<float>(1);
     float* y = ctx.out<float>(0);
+    if (use_runs_) {
+      const int nt = threads_for(runs_.outer() * runs_.inner(), kMinPassElementsPerThread, ctx.num_threads);
+      parallel_ranges(runs_.outer(), nt, [&](int64_t r0, int64_t r1, int) {
+        runs_.run_range([&](const int64_t* off, const int64_t* st, int64_t n) {
+          binary_run<kOp>(a + off[1], st[1], b + off[2], st[2], y + off[0], n, ctx.round_fp16);
+        }, r0, r1);
+      });
+      return;
+    }
     const BroadcastBlocks& g = geo_;
     const int nt = threads_for(g.outer * g.inner, kMinPassElementsPerThread, ctx.num_threads);
     if (g.outer >= nt) {  // whole blocks per thread
@@ -477,6 +489,8 @@ class BinaryF32Avx512 : public Kernel {
 
  private:
   BroadcastBlocks geo_;
+  StridedLoop runs_;  // general broadcasts: operands y, a, b
+  bool use_runs_ = false;
   bool blocked_channels_ = false;
   int64_t batch_ = 0, channels_ = 0, pixels_ = 0;
 

@@ -2,7 +2,8 @@
 // lanes: the fused activations of kernels/ref/activation.h with the reference's operations and
 // comparisons in its order (bit-identical to apply_fused_act, but for Sigmoid and Silu, whose e^x
 // is exp_avx512's: within 8 float ulps), and the fp16 rounding of fp16 mode. The Sigmoid and
-// element-wise kernels (elementwise_avx512.cc) use the same e^x.
+// element-wise kernels (elementwise_avx512.cc) and the recurrent ones (recurrent_avx512.cc) use the
+// same e^x, sigmoid and tanh.
 #pragma once
 #include <immintrin.h>
 
@@ -37,6 +38,35 @@ __attribute__((target("avx512f"))) inline __m512 exp_avx512(__m512 t) {
 __attribute__((target("avx512f"))) inline __m512 sigmoid_lanes(__m512 v) {
   const __m512 one = _mm512_set1_ps(1.f);
   return _mm512_div_ps(one, _mm512_add_ps(one, exp_avx512(_mm512_sub_ps(_mm512_setzero_ps(), v))));
+}
+
+// c[0] t^(n-1) + ... + c[n-1] on 16 lanes (Horner's scheme with fused multiply-adds).
+__attribute__((target("avx512f"))) inline __m512 horner(__m512 t, const float* c, int n) {
+  __m512 p = _mm512_set1_ps(c[0]);
+  for (int i = 1; i < n; ++i) p = _mm512_fmadd_ps(p, t, _mm512_set1_ps(c[i]));
+  return p;
+}
+
+// tanh on 16 lanes (x86_tanh_f32, the recurrent kernels' gates): for |x| < 0.625, x + x^3 P(x^2),
+// P of degree 5 (a weighted least-squares fit of (tanh(x) - x) / x^3 on Chebyshev nodes, float
+// coefficients: within 0.8 float ulp of tanh there); for |x| >= 0.625, sign(x) (1 - 2 / (e^(2|x|) + 1))
+// with exp_avx512 (1 past |x| = 9, +-1 for +-inf). Within 3 float ulps of std::tanh
+// (tests/ops/norm_gelu_x86_test.cc); computed on |x|, the sign put back last, so odd by construction
+// (tanh(-0) = -0); NaN propagates (the first branch).
+constexpr float kTanhSmall[6] = {2.148984e-03f, -8.184662e-03f, 2.1704e-02f,
+                                 -5.3947452e-02f, 1.3333212e-01f, -3.333333e-01f};
+__attribute__((target("avx512f"))) inline __m512 tanh_lanes(__m512 x) {
+  const __m512 one = _mm512_set1_ps(1.f);
+  const __m512 ax = _mm512_abs_ps(x);
+  const __m512 u = _mm512_mul_ps(ax, ax);
+  __m512 t = _mm512_fmadd_ps(_mm512_mul_ps(ax, u), horner(u, kTanhSmall, 6), ax);
+  const __mmask16 large = _mm512_cmp_ps_mask(ax, _mm512_set1_ps(0.625f), _CMP_GE_OQ);  // false for NaN
+  if (large) {
+    const __m512 e = exp_avx512(_mm512_add_ps(ax, ax));
+    t = _mm512_mask_sub_ps(t, large, one, _mm512_div_ps(_mm512_set1_ps(2.f), _mm512_add_ps(e, one)));
+  }
+  const __m512i sign = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN));
+  return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(t), sign));
 }
 
 struct ActVec {

@@ -10,6 +10,9 @@
 // 32 partial sums (two accumulators of 16 lanes, the squares by FMA) instead of one running sum,
 // i.e. float reassociation; the bound is in docs/kernels.md. Threads take contiguous ranges of
 // groups; fp16 mode: rounded in registers.
+//
+// InstanceNormalization (same name; wav2vec2's first feature layer, GroupNorm exports) is the same
+// row per (n, c) plane with scale[c] and B[c]: the reference's numerics are the same function.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12 false positives in its intrinsics
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
@@ -19,6 +22,7 @@
 
 #include "kernels/kernel.h"
 #include "kernels/parallel.h"
+#include "kernels/ref/nchw.h"
 #include "kernels/x86/cpu_features.h"
 #include "kernels/x86/fused_act_avx512.h"
 
@@ -90,6 +94,42 @@ __attribute__((target("avx512f"))) void normalize_row(const float* x, float* y, 
   }
 }
 
+// InstanceNormalization: x [N, C, spatial...], scale and B [C].
+bool supports_instancenorm_f32(const Graph& g, const Node& n) {
+  if (!x86::cpu_avx512f() || is_quantized_node(g, n)) return false;
+  if (n.inputs.size() != 3 || n.outputs.size() != 1 || n.inputs[0] < 0 || n.inputs[1] < 0 || n.inputs[2] < 0)
+    return false;
+  const Tensor& x = g.tensor(n.inputs[0]);
+  if (!is_f32(&x) || !is_f32(&g.tensor(n.outputs[0])) || x.shape.size() < 3 || x.numel() <= 0) return false;
+  return is_f32(&g.tensor(n.inputs[1])) && is_f32(&g.tensor(n.inputs[2])) &&
+         g.tensor(n.inputs[1]).numel() == x.shape[1] && g.tensor(n.inputs[2]).numel() == x.shape[1];
+}
+
+class InstanceNormF32Avx512 : public Kernel {
+ public:
+  bool rounds_fp16_outputs() const override { return true; }
+  Status prepare(const KernelContext& ctx) override {
+    p_ = channel_planes(ctx.in_tensor(0).shape);
+    epsilon_ = ctx.node->attrs.get_float("epsilon", 1e-5f);
+    return Status::Ok();
+  }
+
+  void run(const KernelContext& ctx) override {
+    const int64_t planes = p_.batch * p_.channels, len = p_.plane;
+    const int nt = threads_for(planes * len, kMinPassElementsPerThread, ctx.num_threads);
+    parallel_ranges(planes, nt, [&](int64_t p0, int64_t p1, int) {
+      for (int64_t p = p0; p < p1; ++p) {  // plane p: channel p % C
+        const Affine a{ctx.in<float>(1) + p % p_.channels, ctx.in<float>(2) + p % p_.channels, false, false};
+        normalize_row(ctx.in<float>(0) + p * len, ctx.out<float>(0) + p * len, len, epsilon_, a, ctx.round_fp16);
+      }
+    });
+  }
+
+ private:
+  ChannelPlanes p_;
+  float epsilon_ = 1e-5f;
+};
+
 class LayerNormF32Avx512 : public Kernel {
  public:
   bool rounds_fp16_outputs() const override { return true; }
@@ -127,5 +167,7 @@ class LayerNormF32Avx512 : public Kernel {
 
 ORKNN_REGISTER_KERNEL(LayerNormalization, "x86_layernorm_f32", kPriorityGeneral, supports_layernorm_f32,
                       LayerNormF32Avx512);
+ORKNN_REGISTER_KERNEL(InstanceNormalization, "x86_layernorm_f32", kPriorityGeneral, supports_instancenorm_f32,
+                      InstanceNormF32Avx512);
 
 }  // namespace orknn
