@@ -17,6 +17,8 @@
 //       quantized_method: channel                   # channel | layer
 //       bias_correction: true                       # ours: --[no-]bias-correction (docs/convert.md)
 //       kl_keep_tails: true                         # ours: --[no-]kl-keep-tails (docs/convert.md)
+//       adaptive_rounding: true                     # ours: --[no-]adaptive-rounding (docs/convert.md)
+//       clip_saturated: true                        # ours: --[no-]clip-saturated (docs/convert.md)
 //       dataset: ./dataset.txt                      # relative to this file
 //       float_layers: [conv_12, head/Mul]           # hybrid quantization: nodes kept in float
 //       rknn_batch_size: 4                          # every input's batch (--batch-size)
@@ -267,6 +269,10 @@ Status apply_config(const YAML::Node& root, const std::string& path, const std::
           opts->quant.bias_correction = truthy(v);  // ours (docs/convert.md); the command line wins
         } else if (key == "kl_keep_tails") {
           opts->quant.kl_keep_tails = truthy(v);  // ours (docs/convert.md); the command line wins
+        } else if (key == "adaptive_rounding") {
+          opts->quant.adaptive_rounding = truthy(v);  // ours (docs/convert.md); the command line wins
+        } else if (key == "clip_saturated") {
+          opts->quant.clip_saturated = truthy(v);  // ours (docs/convert.md); the command line wins
         } else if (key == "quantized_method") {
           const std::string m = scalar(v);
           if (m != "channel" && m != "layer") return bad(path, key, "must be channel or layer, not '" + m + "'");

@@ -22,6 +22,7 @@
 #include "converter/quant/qdq_import.h"
 #include "converter/quant/quantize.h"
 #include "graph/verifier.h"
+#include "kernels/kernel.h"
 #include "runtime/platform.h"
 
 namespace orknn {
@@ -134,9 +135,13 @@ Status check_quant_options(const QuantOptions& q, bool qdq_model, QuantizeSettin
 std::string calibration_settings(const QuantOptions& q, int samples) {
   const std::string on =
       samples >= 0 ? strfmt("calibrated on %d samples", samples) : "calibration of the first conversion";
-  return strfmt("int8: %s, algorithm %s%s, weights per %s, bias correction %s", on.c_str(), q.algorithm.c_str(),
-                q.algorithm == "kl" && q.kl_keep_tails ? " (keep tails)" : "", q.method.c_str(),
-                q.bias_correction ? "on" : "off");
+  std::string range_options;
+  if (q.algorithm == "kl" && q.kl_keep_tails) range_options = "keep tails";
+  if (q.clip_saturated) range_options += (range_options.empty() ? "" : ", ") + std::string("clip saturated");
+  if (!range_options.empty()) range_options = " (" + range_options + ")";
+  return strfmt("int8: %s, algorithm %s%s, weights per %s%s, bias correction %s", on.c_str(), q.algorithm.c_str(),
+                range_options.c_str(), q.method.c_str(),
+                q.adaptive_rounding ? " (adaptive rounding)" : "", q.bias_correction ? "on" : "off");
 }
 
 // What calibration chose, by name: how a dynamic-shape conversion hands set 0's calibration to the
@@ -145,6 +150,11 @@ std::string calibration_settings(const QuantOptions& q, int samples) {
 struct NamedCalibration {
   std::map<std::string, std::pair<float, float>> ranges;  // activation ranges by tensor name
   BiasDeltas bias_deltas;                                 // --bias-correction: by node name
+  RoundedWeights rounded_weights;                         // --adaptive-rounding: by node name
+  // requantize_onnx: a quantized graph's own parameters, by the float graph's tensor names; they
+  // win over ranges (QuantizeSettings::given_activations / given_constants).
+  std::map<std::string, QuantParams> activation_params;
+  std::map<std::string, QuantizedConstant> constants;
 };
 
 // INT8 conversion of the graph the passes produced: the model's own parameters (QDQ models), or
@@ -180,8 +190,13 @@ Status quantize_converted(Graph& g, const QuantOptions& q, QuantizeSettings sett
       for (size_t i = 0; i < g.tensors.size(); ++i) {
         auto it = given->ranges.find(g.tensors[i].name);
         if (it != given->ranges.end()) ranges[static_cast<int>(i)] = it->second;
+        auto p = given->activation_params.find(g.tensors[i].name);
+        if (p != given->activation_params.end()) settings.given_activations[static_cast<int>(i)] = p->second;
+        auto c = given->constants.find(g.tensors[i].name);
+        if (c != given->constants.end() && g.tensors[i].is_const()) settings.given_constants[static_cast<int>(i)] = c->second;
       }
       ORKNN_RETURN_IF_ERROR(quantize_graph(g, ranges, settings, &table));
+      if (q.adaptive_rounding) ORKNN_RETURN_IF_ERROR(apply_rounded_weights(g, given->rounded_weights));
       if (q.bias_correction) ORKNN_RETURN_IF_ERROR(apply_bias_deltas(g, given->bias_deltas));
       g.conversion_settings = calibration_settings(q, -1);
     } else {
@@ -190,11 +205,16 @@ Status quantize_converted(Graph& g, const QuantOptions& q, QuantizeSettings sett
       if (samples.empty())
         return ORKNN_ERR(kInvalidParam, "calibration data set '%s' lists no samples", q.dataset.c_str());
       ORKNN_RETURN_IF_ERROR(calibrate(g, samples, alg, &ranges, custom_libs.ops(), q.kl_keep_tails));
+      if (q.clip_saturated)
+        ORKNN_LOGI("--clip-saturated: %d ranges end where their activations saturate", narrow_saturated_ranges(g, &ranges));
       samples_used = static_cast<int>(samples.size());
       if (calibrated)
         for (const auto& [id, range] : ranges) calibrated->ranges[g.tensor(id).name] = range;
       const Graph float_graph = g;  // constants are shared, not copied
       ORKNN_RETURN_IF_ERROR(quantize_graph(g, ranges, settings, &table));
+      if (q.adaptive_rounding)  // before bias correction, which measures the weights it leaves
+        ORKNN_RETURN_IF_ERROR(
+            round_weights_adaptively(float_graph, g, samples, calibrated ? &calibrated->rounded_weights : nullptr));
       if (q.bias_correction)
         ORKNN_RETURN_IF_ERROR(correct_biases(float_graph, g, samples, calibrated ? &calibrated->bias_deltas : nullptr));
       g.conversion_settings = calibration_settings(q, samples_used);
@@ -642,6 +662,47 @@ Status export_qdq_onnx(const std::string& onnx_path, const ConvertOptions& opts,
 
 Status convert_onnx(const std::string& onnx_path, const ConvertOptions& opts, Graph* out) {
   return convert_onnx(onnx_path, opts, out, nullptr);
+}
+
+Status requantize_onnx(const std::string& onnx_path, const ConvertOptions& opts, const Graph& quantized, Graph* out) {
+  NamedCalibration given;
+  auto per_tensor = [](const Tensor& t) { return t.dtype == DType::kI8 && t.quant.scale.size() == 1; };
+  for (const Tensor& t : quantized.tensors) {
+    if (t.quant.empty()) continue;
+    const auto ends = [&](const std::string& suffix) {
+      return t.name.size() > suffix.size() && t.name.compare(t.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    const std::string base = t.name.substr(0, t.name.rfind('_'));
+    if (t.is_const()) {
+      if ((ends("_int8") && t.dtype == DType::kI8) || (ends("_int32") && t.dtype == DType::kI32)) {
+        QuantizedConstant c;
+        c.dtype = t.dtype;
+        c.bytes.assign(t.const_ptr<uint8_t>(), t.const_ptr<uint8_t>() + t.nbytes());
+        c.params = t.quant;
+        given.constants.emplace(base, std::move(c));
+      }
+    } else if (per_tensor(t)) {
+      given.activation_params[t.name] = t.quant;                             // an int8 tensor
+      if (ends("_quant")) given.activation_params.emplace(base, t.quant);  // a float one quantized for int8 readers
+    }
+  }
+  ConvertOptions o = opts;
+  // Nodes float in `quantized` stay float: their tensors may carry parameters for their int8 neighbours.
+  std::set<std::string> floats(o.quant.float_layers.begin(), o.quant.float_layers.end());
+  for (const Node& n : quantized.nodes)
+    if (n.op != OpId::QuantizeLinear && n.op != OpId::DequantizeLinear && !is_quantized_node(quantized, n) &&
+        floats.insert(n.name).second)
+      o.quant.float_layers.push_back(n.name);
+  o.quant.enabled = true;
+  o.quant.dataset = "-";  // never read: the parameters are given
+  o.quant.bias_correction = o.quant.adaptive_rounding = false;  // the constants are given as they are
+  onnx::ModelProto model;
+  std::string dir;
+  ORKNN_RETURN_IF_ERROR(read_onnx_file(onnx_path, &model, &dir));
+  ORKNN_RETURN_IF_ERROR(onnx_import::cut_subgraph(&model, o.subgraph_inputs, o.subgraph_outputs));
+  o.subgraph_inputs.clear();
+  o.subgraph_outputs.clear();
+  return convert_static(model, dir, o, out, nullptr, &given, nullptr);
 }
 
 }  // namespace orknn

@@ -37,6 +37,14 @@ struct QuantOptions {
   // --kl-keep-tails, YAML kl_keep_tails: true. kl calibration refuses thresholds whose clipping
   // error passes 1e-4 of a tensor's energy (docs/numerics.md, "kl").
   bool kl_keep_tails = false;
+  // --adaptive-rounding, YAML adaptive_rounding: true. After calibration, each int8 Conv/Gemm weight
+  // may round to its other integer neighbour where that lowers the layer's output error on the
+  // calibration samples (converter/quant/bias_correction.h, round_weights_adaptively).
+  bool adaptive_rounding = false;
+  // --clip-saturated, YAML clip_saturated: true. After calibration, the range of a tensor only
+  // HardSwish/HardSigmoid/Relu read ends where they saturate (converter/quant/calibrate.h,
+  // narrow_saturated_ranges).
+  bool clip_saturated = false;
 };
 
 struct ConvertOptions {
@@ -128,6 +136,15 @@ Status convert_onnx_bytes(const void* data, size_t size, const ConvertOptions& o
 // out_path. `quantized` must come from converting that model with opts.
 Status export_qdq_onnx(const std::string& onnx_path, const ConvertOptions& opts, const Graph& quantized,
                        const std::string& out_path);
+
+// Converts the ONNX model at onnx_path again with opts (its --float-layers included) but with the
+// quantization parameters of `quantized`, an INT8 conversion of it, instead of a calibration (the
+// data set is not read): each activation takes the parameters of the tensor of its name in
+// `quantized` (or of "<name>_quant" where `quantized` keeps it float), each weight, bias and
+// operand the int8/int32 values of "<name>_int8"/"<name>_int32" (bias correction and adaptive
+// rounding included); nodes float in `quantized` stay float. Without new float layers the result
+// is `quantized` again. What `rknn_inspect accuracy --try` measures keeping layers float with.
+Status requantize_onnx(const std::string& onnx_path, const ConvertOptions& opts, const Graph& quantized, Graph* out);
 
 // Sets g's GraphInput mean/std from opts (validated against each input's channel count: dim 1 of
 // a 4-D input, or 1 value for all channels) and checks/sets platform, custom string and precision.

@@ -149,7 +149,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> shape_args, mean_args, std_args, float_layer_args, dynamic_args, input_args, output_args;
   std::vector<std::string> custom_op_args, custom_op_libs;
   std::string dataset, algorithm, method, export_qdq_path;
-  bool no_passes = false, quiet = false, quantize = false, bias_correction = false, kl_keep_tails = false;
+  bool no_passes = false, quiet = false, quantize = false, bias_correction = false, kl_keep_tails = false,
+       adaptive_rounding = false, clip_saturated = false;
   std::string auto_hybrid_arg;
   int64_t batch_size = 0;
 
@@ -213,6 +214,14 @@ int main(int argc, char** argv) {
       "--kl-keep-tails,!--no-kl-keep-tails", kl_keep_tails,
       "kl calibration: never clip more than 1e-4 of a tensor's energy, except isolated outliers (default off; "
       "docs/convert.md)");
+  CLI::Option* adaptive_rounding_opt = app.add_flag(
+      "--adaptive-rounding,!--no-adaptive-rounding", adaptive_rounding,
+      "after calibration, round each INT8 Conv/Gemm weight up or down, whichever lowers the layer's output error "
+      "on the data set (default off; docs/convert.md)");
+  CLI::Option* clip_saturated_opt = app.add_flag(
+      "--clip-saturated,!--no-clip-saturated", clip_saturated,
+      "after calibration, end the range of a tensor only HardSwish/HardSigmoid/Relu read where they saturate "
+      "(default off; docs/convert.md)");
   app.add_option("--float-layers", float_layer_args, "NAME,...: nodes kept in float in a quantized model")
       ->allow_extra_args(false);
   app.add_option("--custom-op", custom_op_args,
@@ -280,7 +289,8 @@ int main(int argc, char** argv) {
   opts.subgraph_outputs = split_names(output_args);
   opts.batch_size = batch_size;
   // Quantization: --quantize, --dataset and --float-layers go in before the config (which fills
-  // what they left unset); --algorithm, --method, --[no-]bias-correction and --[no-]kl-keep-tails
+  // what they left unset); --algorithm, --method, --[no-]bias-correction, --[no-]kl-keep-tails,
+  // --[no-]adaptive-rounding and --[no-]clip-saturated
   // replace the config's values after it.
   opts.quant.enabled = quantize;
   opts.quant.dataset = dataset;
@@ -312,6 +322,8 @@ int main(int argc, char** argv) {
   if (!method.empty()) opts.quant.method = method;
   if (bias_correction_opt->count() > 0) opts.quant.bias_correction = bias_correction;
   if (kl_keep_tails_opt->count() > 0) opts.quant.kl_keep_tails = kl_keep_tails;
+  if (adaptive_rounding_opt->count() > 0) opts.quant.adaptive_rounding = adaptive_rounding;
+  if (clip_saturated_opt->count() > 0) opts.quant.clip_saturated = clip_saturated;
   if (!have_platform)
     return fail(ORKNN_ERR(kInvalidParam, "no target platform: give -t PLATFORM (one of %s)", platforms.c_str()));
   if (!orknn::find_platform(opts.platform))

@@ -212,13 +212,50 @@ std::string reconvert_command(const std::string& onnx_path, const std::string& r
 }
 
 struct AccuracyArgs {
-  std::string onnx_path, rknn_path, json_path;
+  std::string onnx_path, rknn_path, json_path, trial_dataset;
   std::vector<std::string> input_files;
   double threshold_db = 30.0;
   size_t top = 3;
+  size_t tries = 8;
   unsigned seed = 0;
   bool ref_kernels = false;
 };
+
+// The float trials (--try): the candidates by measured gain, and the command for the best ones.
+void print_trials(const AccuracyArgs& a, const orknn::Graph& qg, const orknn::FloatTrials& t) {
+  const std::string on = t.samples ? strfmt("these inputs and the %zu samples of %s", t.samples, a.trial_dataset.c_str())
+                                   : std::string("these inputs");
+  std::printf("the %zu int8 layers that lose the most on their own (lowest single SQNR), each tried in float in the "
+              "model quantized again with the .rknn's parameters; outputs against fp32 on %s (least over the "
+              "outputs), the .rknn: cosine %s, SQNR %s dB\n",
+              t.trials.size(), on.c_str(), num(t.quantized.cosine, "%.6f").c_str(),
+              num(t.quantized.sqnr_db, "%.2f").c_str());
+  if (!t.reproduced)
+    std::printf("note: quantized again with its own parameters, the model does not give the .rknn's outputs bit for "
+                "bit (cosine %s, SQNR %s dB); the gains are measured from that model\n",
+                num(t.requantized.cosine, "%.6f").c_str(), num(t.requantized.sqnr_db, "%.2f").c_str());
+  std::printf("  %4s %6s  %13s %10s %14s %14s  %s\n", "gain", "single", "output cosine", "gain", "output SQNR dB",
+              "single SQNR dB", "nodes (tensor)");
+  for (size_t i = 0; i < t.trials.size(); ++i) {
+    const orknn::FloatTrial& f = t.trials[i];
+    std::string nodes;
+    for (const auto& n : f.nodes) nodes += (nodes.empty() ? "" : ", ") + n;
+    print_line(strfmt("  %4zu %6zu  %13s %10s %14s %14s  %s (tensor '%s')", i + 1, f.single_rank,
+                      num(f.outputs.cosine, "%.6f").c_str(), num(f.cosine_gain, "%+.6f").c_str(),
+                      num(f.outputs.sqnr_db, "%.2f").c_str(), num(f.single_sqnr_db, "%.2f").c_str(), nodes.c_str(),
+                      f.tensor.c_str()));
+  }
+  if (t.keep.empty()) {
+    std::printf("none of them raises the outputs' cosine on %s: nothing to keep in float\n", on.c_str());
+    return;
+  }
+  std::printf("chosen in gain order while each one raised the outputs' cosine further, %zu of them (at most --top) "
+              "together in float: output cosine %s, SQNR %s dB; to keep them in float, convert again with "
+              "(DATASET.txt: your calibration list; add the --algorithm, --method and --float-layers you used "
+              "before):\n  %s\n",
+              t.kept_trials, num(t.kept.cosine, "%.6f").c_str(), num(t.kept.sqnr_db, "%.2f").c_str(),
+              reconvert_command(a.onnx_path, a.rknn_path, qg, t.keep).c_str());
+}
 
 int run_accuracy(const AccuracyArgs& a) {
   orknn::Graph qg;
@@ -229,9 +266,13 @@ int run_accuracy(const AccuracyArgs& a) {
   req.input_files = a.input_files;
   req.seed = a.seed;
   req.allow_fast_kernels = !a.ref_kernels;
+  req.try_count = a.top == 0 ? 0 : a.tries;
+  req.keep_count = a.top;
+  req.trial_dataset = a.trial_dataset;
   orknn::AccuracyReport rep;
+  orknn::FloatTrials trials;
   std::string inputs_desc;
-  st = orknn::analyze_accuracy(req, qg, &rep, &inputs_desc);
+  st = orknn::analyze_accuracy(req, qg, &rep, &inputs_desc, &trials);
   if (!st.ok()) return fail(Status(st.code(), "'" + a.rknn_path + "': " + st.message()));
 
   std::printf("float: %s (fp32)   quantized: %s\n", a.onnx_path.c_str(), a.rknn_path.c_str());
@@ -254,17 +295,18 @@ int run_accuracy(const AccuracyArgs& a) {
   wt = std::min<size_t>(wt, 32);
   const int n_w = static_cast<int>(wn), o_w = static_cast<int>(wo), t_w = static_cast<int>(wt);
   std::printf("\n");
-  print_line(strfmt("%4s  %-*s  %-*s  %-5s  %-*s | %-29s | %-29s", "#", n_w, "node", o_w, "op", "prec", t_w, "tensor",
+  print_line(strfmt("%4s  %-*s  %-*s  %-5s  %-*s | %-40s | %-40s", "#", n_w, "node", o_w, "op", "prec", t_w, "tensor",
                     "entire (from the inputs)", "single (this layer alone)"));
-  std::printf("%4s  %-*s  %-*s  %-5s  %-*s | %9s %8s %10s | %9s %8s %10s\n", "", n_w, "", o_w, "", "", t_w, "", "cosine",
-              "SQNR dB", "max abs", "cosine", "SQNR dB", "max abs");
+  std::printf("%4s  %-*s  %-*s  %-5s  %-*s | %9s %10s %8s %10s | %9s %10s %8s %10s\n", "", n_w, "", o_w, "", "", t_w, "",
+              "cosine", "euclidean", "SQNR dB", "max abs", "cosine", "euclidean", "SQNR dB", "max abs");
   for (size_t i = 0; i < rep.rows.size(); ++i) {
     const auto& r = rep.rows[i];
     const bool below = std::isnan(r.entire.sqnr_db) || r.entire.sqnr_db < a.threshold_db;
-    std::printf("%4zu  %-*s  %-*s  %-5s  %-*s | %9s %8s %10s | %9s %8s %10s%s\n", i, n_w, fit(r.node, wn).c_str(), o_w,
-                fit(r.op, wo).c_str(), r.precision.c_str(), t_w, fit(r.tensor, wt).c_str(),
-                num(r.entire.cosine, "%.6f").c_str(), num(r.entire.sqnr_db, "%.2f").c_str(),
-                num(r.entire.max_abs, "%.4g").c_str(), num(r.single.cosine, "%.6f").c_str(),
+    std::printf("%4zu  %-*s  %-*s  %-5s  %-*s | %9s %10s %8s %10s | %9s %10s %8s %10s%s\n", i, n_w,
+                fit(r.node, wn).c_str(), o_w, fit(r.op, wo).c_str(), r.precision.c_str(), t_w, fit(r.tensor, wt).c_str(),
+                num(r.entire.cosine, "%.6f").c_str(), num(r.entire.euclidean, "%.4g").c_str(),
+                num(r.entire.sqnr_db, "%.2f").c_str(), num(r.entire.max_abs, "%.4g").c_str(),
+                num(r.single.cosine, "%.6f").c_str(), num(r.single.euclidean, "%.4g").c_str(),
                 num(r.single.sqnr_db, "%.2f").c_str(), num(r.single.max_abs, "%.4g").c_str(), below ? "  <" : "");
   }
   for (const auto& n : rep.notes) std::printf("note: %s\n", n.c_str());
@@ -288,8 +330,11 @@ int run_accuracy(const AccuracyArgs& a) {
     // --top 0: no suggestions wanted.
   } else if (sug.empty()) {
     std::printf("no int8 layer loses accuracy on its own on these inputs: nothing to keep in float\n");
+  } else if (req.try_count > 0 && trials.error.empty()) {
+    print_trials(a, qg, trials);
   } else {
-    std::printf("int8 layers that lose the most on their own (lowest single SQNR; keeping them in float gains the most):\n");
+    if (req.try_count > 0) std::printf("note: the float trials (--try) failed: %s\n", trials.error.c_str());
+    std::printf("int8 layers that lose the most on their own (lowest single SQNR):\n");
     std::vector<std::string> names;
     for (size_t i = 0; i < sug.size(); ++i) {
       std::string nodes;
@@ -306,9 +351,14 @@ int run_accuracy(const AccuracyArgs& a) {
   }
 
   if (!a.json_path.empty()) {
+    std::string members;
+    if (req.try_count > 0 && (!trials.trials.empty() || !trials.error.empty()))
+      members = "  \"float_trials\": " + orknn::float_trials_json(trials) + ",\n  \"float_trials_command\": " +
+                orknn::json_quote(trials.keep.empty() ? ""
+                                                      : reconvert_command(a.onnx_path, a.rknn_path, qg, trials.keep));
     const std::string json = orknn::accuracy_report_json(
         rep, a.threshold_db, a.top,
-        {{"float_model", a.onnx_path}, {"quantized_model", a.rknn_path}, {"inputs", inputs_desc}});
+        {{"float_model", a.onnx_path}, {"quantized_model", a.rknn_path}, {"inputs", inputs_desc}}, members);
     std::ofstream f(a.json_path, std::ios::binary);
     if (!f || !(f << json) || !f.flush())
       return fail(ORKNN_ERR(kInvalidParam, "--json '%s': cannot write the file", a.json_path.c_str()));
@@ -339,6 +389,11 @@ int main(int argc, char** argv) {
   accuracy->add_option("--threshold", acc.threshold_db, "SQNR in dB below which a tensor is flagged (default 30)");
   accuracy->add_option("--json", acc.json_path, "also write the report as JSON to this file");
   accuracy->add_option("--top", acc.top, "how many layers to suggest keeping in float (default 3)");
+  accuracy->add_option("--try", acc.tries,
+                       "how many candidates (by single error) to try in float, ranking them by the measured gain of "
+                       "the outputs' cosine (default 8; 0: rank by single error only)");
+  accuracy->add_option("--try-dataset", acc.trial_dataset,
+                       "a list of samples (as for calibration) on which the --try trials judge the outputs too");
   accuracy->add_option("--seed", acc.seed, "seed of the random inputs used without --input (default 0)");
   accuracy->add_flag("--ref-kernels", acc.ref_kernels, "reference kernels only (default: the runtime's fast kernels)");
 

@@ -151,21 +151,25 @@ std::string not_comparable(const Tensor& f, const Tensor& q) {
   return "";
 }
 
+}  // namespace
+
 std::string json_number(double v) {
   if (std::isnan(v)) return "\"nan\"";
   if (std::isinf(v)) return v > 0 ? "\"inf\"" : "\"-inf\"";
   return strfmt("%.9g", v);
 }
 
-std::string json_error(const TensorError& e) {
-  return "{\"cosine\": " + json_number(e.cosine) + ", \"sqnr_db\": " + json_number(e.sqnr_db) +
-         ", \"max_abs\": " + json_number(e.max_abs) + ", \"euclidean\": " + json_number(e.euclidean) + "}";
-}
-
 std::string json_names(const std::vector<std::string>& names) {
   std::string s = "[";
   for (size_t i = 0; i < names.size(); ++i) s += (i ? ", " : "") + json_quote(names[i]);
   return s + "]";
+}
+
+namespace {
+
+std::string json_error(const TensorError& e) {
+  return "{\"cosine\": " + json_number(e.cosine) + ", \"sqnr_db\": " + json_number(e.sqnr_db) +
+         ", \"max_abs\": " + json_number(e.max_abs) + ", \"euclidean\": " + json_number(e.euclidean) + "}";
 }
 
 // a < b for "lower SQNR is worse", NaN worst of all.
@@ -406,7 +410,8 @@ std::string json_quote(const std::string& s) {
 }
 
 std::string accuracy_report_json(const AccuracyReport& r, double threshold_db, size_t max_suggestions,
-                                 const std::vector<std::pair<std::string, std::string>>& info) {
+                                 const std::vector<std::pair<std::string, std::string>>& info,
+                                 const std::string& members) {
   std::string j = "{\n  \"info\": {";
   for (size_t i = 0; i < info.size(); ++i)
     j += (i ? ", " : "") + json_quote(info[i].first) + ": " + json_quote(info[i].second);
@@ -440,6 +445,7 @@ std::string accuracy_report_json(const AccuracyReport& r, double threshold_db, s
          ", \"tensor\": " + json_quote(sug[i].tensor) + ", \"single_sqnr_db\": " + json_number(sug[i].single_sqnr_db) +
          "}";
   j += sug.empty() ? "],\n" : "\n  ],\n";
+  if (!members.empty()) j += members + ",\n";
   j += "  \"notes\": " + json_names(r.notes) + "\n}\n";
   return j;
 }

@@ -119,11 +119,17 @@ Status compare_float_and_quantized(const Graph& float_graph, const Graph& quant_
 // The report as JSON (docs/inspect.md shows the layout). Strings are escaped (quote, backslash,
 // control characters as \uXXXX; other bytes are passed through, so UTF-8 names stay UTF-8).
 // JSON has no NaN or infinity: those metrics are written as the strings "nan", "inf" and "-inf".
-// `info` adds string key/value pairs under "info" (model paths, where the inputs came from).
+// `info` adds string key/value pairs under "info" (model paths, where the inputs came from);
+// `members` (`"key": value` pairs, comma-separated) go after "suggestions".
 std::string accuracy_report_json(const AccuracyReport& r, double threshold_db, size_t max_suggestions,
-                                 const std::vector<std::pair<std::string, std::string>>& info = {});
+                                 const std::vector<std::pair<std::string, std::string>>& info = {},
+                                 const std::string& members = "");
 
 // A JSON string literal (with the quotes) holding s, escaped as above.
 std::string json_quote(const std::string& s);
+// A JSON number with 9 significant digits; "nan", "inf", "-inf" as strings.
+std::string json_number(double v);
+// A JSON array of string literals.
+std::string json_names(const std::vector<std::string>& names);
 
 }  // namespace orknn

@@ -1,8 +1,11 @@
-// Empirical bias correction of a quantized graph (docs/numerics.md "Bias correction", docs/convert.md
-// "--bias-correction"). Rounding the weights to int8 and quantizing the activations shifts the mean of
-// a compute layer's output per channel; the shift is systematic, so the layers after it add it up.
-// This step measures it on the calibration samples and moves each int32 bias by the opposite amount.
-// Only the int32 bias values change: the INT8 arithmetic is the one docs/numerics.md specifies.
+// Data-driven corrections of a quantized graph's int8 Conv/Gemm constants, measured on the
+// calibration samples (docs/convert.md "Bias correction" and "Adaptive weight rounding").
+// Bias correction (docs/numerics.md "Bias correction"): rounding the weights to int8 and quantizing
+// the activations shifts the mean of a compute layer's output per channel; the shift is
+// systematic, so the layers after it add it up. It is measured and each int32 bias moved by the
+// opposite amount. Adaptive rounding: each int8 weight may round to the other neighbour of w / s
+// when that lowers the layer's output error on the calibration data. Only int32 bias and int8
+// weight values change: the INT8 arithmetic is the one docs/numerics.md specifies.
 #pragma once
 #include <map>
 #include <string>
@@ -41,5 +44,29 @@ Status correct_biases(const Graph& float_graph, Graph& quant_graph, const std::v
 // the same names, with the same int32 and accumulator checks as correct_biases. A node whose bias has
 // a different channel count is left alone.
 Status apply_bias_deltas(Graph& quant_graph, const BiasDeltas& deltas);
+
+// Per rounded node (by name): its int8 weights after adaptive rounding.
+using RoundedWeights = std::map<std::string, std::vector<int8_t>>;
+
+// Adaptive weight rounding (--adaptive-rounding; AdaRound-style, greedy). For the int8 Conv and Gemm
+// nodes of quant_graph with an int8 input and int8 weights and a float original in float_graph (as
+// correct_biases pairs them): X = up to kAdaptiveRoundingRows input patches (rows: output positions
+// spread evenly over the samples; columns: the taps of one group) of the float node's input
+// quantized with the int8 input's parameters and dequantized. For each output channel m with scale
+// s, r = q - w / s (w: float weights, alpha included; q: int8 weights, nearest rounding to begin
+// with) and the cost |X r|^2 (the channel's output error on those patches, in units of s). Sweeps over the weights in
+// order flip q_j to the other integer next to w_j / s (kept in [-127, 127]) whenever that lowers the
+// cost, until a sweep flips nothing or after kAdaptiveRoundingSweeps sweeps. Scales are unchanged.
+// A channel whose rounded weights would let the worst-case accumulator pass INT32_MAX keeps its
+// weights. Graphs with Custom nodes are left as they are. applied (may be nullptr) receives the
+// rounded weights of every node that changed.
+constexpr int kAdaptiveRoundingRows = 1024;
+constexpr int kAdaptiveRoundingSweeps = 3;
+Status round_weights_adaptively(const Graph& float_graph, Graph& quant_graph,
+                                const std::vector<CalibrationSample>& samples, RoundedWeights* applied);
+
+// Puts weights rounded on another conversion of the same model into the nodes of the same names
+// (when the weight count matches and the accumulator bound holds), as apply_bias_deltas does for biases.
+Status apply_rounded_weights(Graph& quant_graph, const RoundedWeights& weights);
 
 }  // namespace orknn

@@ -1,6 +1,9 @@
 #include "converter/quant/calibrate.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -164,6 +167,71 @@ Status calibrate(const Graph& float_graph, const std::vector<CalibrationSample>&
                  g.tensor(observed[k]).name.c_str(), static_cast<unsigned long long>(observers[k].nonfinite()));
   }
   return Status::Ok();
+}
+
+}  // namespace orknn
+
+namespace orknn {
+
+namespace {
+
+// The inputs beyond which activation node n is constant: [lo, hi] (infinite where it is not);
+// false for nodes that are not such an activation.
+bool saturation_interval(const Node& n, double* lo, double* hi) {
+  *lo = -std::numeric_limits<double>::infinity();
+  *hi = std::numeric_limits<double>::infinity();
+  switch (n.op) {
+    case OpId::HardSwish:  // x * min(max(x + 3, 0), 6) / 6: 0 for x <= -3
+      *lo = -3.0;
+      return true;
+    case OpId::Relu:
+      *lo = 0.0;
+      return true;
+    case OpId::HardSigmoid: {  // max(0, min(1, alpha * x + beta)): 0 and 1 outside [-beta, 1 - beta] / alpha
+      const double alpha = n.attrs.get_float("alpha", 0.2f), beta = n.attrs.get_float("beta", 0.5f);
+      if (!(alpha > 0.0) || !std::isfinite(beta)) return false;
+      *lo = -beta / alpha;
+      *hi = (1.0 - beta) / alpha;
+      return true;
+    }
+    default: return false;
+  }
+}
+
+}  // namespace
+
+int narrow_saturated_ranges(const Graph& g, std::map<int, std::pair<float, float>>* ranges) {
+  // Per tensor: the union of its readers' intervals; a reader that is no such activation (or a
+  // graph output) needs every value.
+  const double inf = std::numeric_limits<double>::infinity();
+  std::map<int, std::pair<double, double>> needed;
+  std::set<int> whole;
+  for (int out : g.outputs) whole.insert(out);
+  for (const Node& n : g.nodes)
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const int t = n.inputs[i];
+      if (t < 0) continue;
+      double lo, hi;
+      if (i != 0 || !saturation_interval(n, &lo, &hi)) {
+        whole.insert(t);
+        continue;
+      }
+      auto it = needed.emplace(t, std::make_pair(inf, -inf)).first;
+      it->second.first = std::min(it->second.first, lo);
+      it->second.second = std::max(it->second.second, hi);
+    }
+  int narrowed = 0;
+  for (const auto& [t, interval] : needed) {
+    auto r = ranges->find(t);
+    if (whole.count(t) || r == ranges->end()) continue;
+    // Keep 0 inside the range (activation_qparams does).
+    const float lo = std::min(std::max(r->second.first, static_cast<float>(std::max(interval.first, -3.4e38))), 0.f);
+    const float hi = std::max(std::min(r->second.second, static_cast<float>(std::min(interval.second, 3.4e38))), 0.f);
+    if (lo == r->second.first && hi == r->second.second) continue;
+    r->second = {lo, hi};
+    ++narrowed;
+  }
+  return narrowed;
 }
 
 }  // namespace orknn

@@ -27,4 +27,12 @@ Status calibrate(const Graph& float_graph, const std::vector<CalibrationSample>&
                  std::map<int, std::pair<float, float>>* ranges,
                  const std::vector<rknn_custom_op>& custom_ops = {}, bool kl_keep_tails = false);
 
+// --clip-saturated: narrows the calibrated range of every tensor that only saturating activations
+// read (as their input) to the inputs where they are not constant: HardSwish is 0 below -3, Relu
+// below 0, HardSigmoid 0 below -beta / alpha and 1 above (1 - beta) / alpha. The values cut off
+// give those activations the same output as the new range's end, so the int8 grid only spends
+// its steps where they change the result. Ranges keep 0 inside. Graph outputs and tensors any
+// other node reads keep their ranges. Returns the number of ranges narrowed.
+int narrow_saturated_ranges(const Graph& g, std::map<int, std::pair<float, float>>* ranges);
+
 }  // namespace orknn

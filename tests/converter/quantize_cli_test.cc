@@ -108,8 +108,8 @@ TEST_F(QuantCli, QuantizeWithDatasetPrintsThePrecisionTable) {
   EXPECT_EQ(g.tensor(g.outputs[0]).name, "prob");
 }
 
-// --bias-correction and --kl-keep-tails reach the conversion and the model records them; without
-// them the conversion settings say so.
+// --bias-correction, --kl-keep-tails, --clip-saturated and --adaptive-rounding reach the conversion
+// and the model records them; without them the conversion settings say so.
 TEST_F(QuantCli, BiasCorrectionAndKlKeepTailsAreAppliedAndRecorded) {
   if (!has_quantized_ref_kernel(OpId::Conv)) GTEST_SKIP() << "no int8 Conv kernel in this build";
   // kl calibration with `options`; the model's conversion settings must hold `recorded`.
@@ -126,6 +126,8 @@ TEST_F(QuantCli, BiasCorrectionAndKlKeepTailsAreAppliedAndRecorded) {
   const Graph plain = convert_with("", "algorithm kl, weights per channel, bias correction off");
   const Graph corrected = convert_with("--bias-correction", "algorithm kl, weights per channel, bias correction on");
   convert_with("--kl-keep-tails", "algorithm kl (keep tails), weights per channel, bias correction off");
+  convert_with("--kl-keep-tails --clip-saturated --adaptive-rounding",
+               "algorithm kl (keep tails, clip saturated), weights per channel (adaptive rounding), bias correction off");
   // The conv's 27 weights per channel are rounded to steps of max|w| / 127 and its bias step is
   // s_x * s_w: the mean error the rounding leaves is many bias steps, so some bias moves.
   auto conv_bias = [](const Graph& g) {
@@ -354,6 +356,13 @@ TEST_F(QuantCli, YamlVendorKeys) {
   EXPECT_TRUE(w.quant.enabled);
   std::ofstream(dir_ / "h.yml") << "quantized_algorithm: best\n";
   EXPECT_FALSE(load_config_yaml((dir_ / "h.yml").string(), &f).ok());
+  // Our calibration options (docs/convert.md), off unless the file turns them on.
+  std::ofstream(dir_ / "k.yml") << "bias_correction: true\nkl_keep_tails: true\nadaptive_rounding: true\n"
+                                   "clip_saturated: true\n";
+  ConvertOptions k;
+  EXPECT_FALSE(k.quant.bias_correction || k.quant.kl_keep_tails || k.quant.adaptive_rounding || k.quant.clip_saturated);
+  ASSERT_OK(load_config_yaml((dir_ / "k.yml").string(), &k));
+  EXPECT_TRUE(k.quant.bias_correction && k.quant.kl_keep_tails && k.quant.adaptive_rounding && k.quant.clip_saturated);
 
   // command line wins: --algorithm over the file, --dataset over the file's
   ASSERT_EQ(run("-o " + out_model() + " --config " + (dir_ / "c.yml").string() + " --algorithm normal --dataset " +
