@@ -158,6 +158,32 @@ TEST(SplitRef, Errors) {
   EXPECT_TRUE(contains(r.status.message(), "--input-shape")) << r.status.message();
 }
 
+// Float Split along the channels of a 4-D tensor runs on the runtime's nChw16c when every part is
+// a multiple of 16 channels (kUniform: the layout pass blocks no padded tensor of the node), with
+// the same values; otherwise, or along another axis, NCHW.
+TEST(SplitRef, ChannelSplitRunsBlocked) {
+  const Shape s{2, 48, 3, 5};
+  const std::vector<float> x = random_floats(static_cast<size_t>(shape_numel(s)), 21);
+  struct Case {
+    int64_t axis;
+    std::vector<int64_t> sizes;
+    int blocked;  // tensors kept blocked
+  };
+  for (const Case& c : {Case{1, {16, 32}, 3}, Case{1, {16, 16, 16}, 4}, Case{1, {8, 40}, 0}, Case{2, {1, 2}, 0}}) {
+    SCOPED_TRACE(std::to_string(c.axis) + ": " + std::to_string(c.sizes.size()) + " parts");
+    const std::vector<TensorData> ins = {f32(s, x), i64c({static_cast<int64_t>(c.sizes.size())}, c.sizes)};
+    const int parts = static_cast<int>(c.sizes.size());
+    OpResult nchw = ref(OpId::Split, A().i("axis", c.axis), ins, parts);
+    ASSERT_OK(nchw.status);
+    int blocked = -1;
+    OpResult r = run_op_blocked(OpId::Split, A().i("axis", c.axis), ins, "ref", 1, &blocked, {}, parts);
+    ASSERT_OK(r.status);
+    EXPECT_EQ(blocked, c.blocked);
+    ASSERT_EQ(r.outputs.size(), nchw.outputs.size());
+    for (size_t k = 0; k < r.outputs.size(); ++k) EXPECT_EQ(r.outputs[k].as<float>(), nchw.outputs[k].as<float>()) << k;
+  }
+}
+
 // ---- Slice ----
 
 // Python's slice(start, stop, step).indices(len) followed by range(): ONNX Slice's definition.

@@ -161,8 +161,8 @@ OpResult run_op_in_place(OpId op, const Attrs& attrs, const std::vector<TensorDa
 }
 
 OpResult run_op_blocked(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, const std::string& kernel,
-                        int num_threads, int* blocked, const std::vector<QuantParams>& out_quant) {
-  return run_op_impl(op, attrs, inputs, 1, kernel, num_threads, out_quant, blocked);
+                        int num_threads, int* blocked, const std::vector<QuantParams>& out_quant, int n_outputs) {
+  return run_op_impl(op, attrs, inputs, n_outputs, kernel, num_threads, out_quant, blocked);
 }
 
 size_t blocked_bytes(const Tensor& t) {

@@ -57,7 +57,8 @@ bool kernel_registered(OpId op, const std::string& name);
 // of tensors that were blocked. A padded output must come back with zeros in its padding lanes
 // (its buffer holds NaN before the run); otherwise the result's status says where it did not.
 OpResult run_op_blocked(OpId op, const Attrs& attrs, const std::vector<TensorData>& inputs, const std::string& kernel,
-                        int num_threads, int* blocked, const std::vector<QuantParams>& out_quant = {});
+                        int num_threads, int* blocked, const std::vector<QuantParams>& out_quant = {},
+                        int n_outputs = 1);
 
 // One output written into the bytes of (non-constant) input `input`, as the arena planner places
 // a Conv's output on its residual's (graph/planner.h); with `blocked`, as run_op_blocked.

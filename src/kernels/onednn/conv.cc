@@ -1,12 +1,15 @@
 // oneDNN fp32 Conv and ConvTranspose (1-D, 2-D and 3-D; grouped, depthwise, dilated, strided,
 // asymmetric pads, optional bias, Conv's residual input as a sum post-op, fused activation as
-// post-ops, but for Sigmoid and SiLU on AVX-512 CPUs: see act_in_own_pass).
+// post-ops, but for Sigmoid and SiLU on AVX-512 CPUs, and the activations oneDNN's Winograd does
+// not take when the convolution runs on it: see act_in_own_pass, act_after_winograd).
 //
 // Weights are constants: they are reordered once, in prepare(), into the layout the primitive
 // prefers. Activations: see conv_layout_candidates() and docs/kernels.md for the measurement.
 // GCC 12 reports the _mm512_undefined_*() placeholders inside its own AVX-512 intrinsics (here
 // through act_round_range) as "may be used uninitialized": a false positive of those headers.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <cmath>
+#include <string>
 #include <vector>
 
 #include "kernels/onednn/onednn_common.h"
@@ -119,10 +122,25 @@ bool is_pointwise(const ConvGeometry& geo) {
 // blocked), where oneDNN's nChw16c kernel reads the NCHW image directly: mobilenet_v2's 3->32 3x3
 // s2 117 us against brgemm's 111 us plus two reorders; resnet's 3->64 7x7 s2 1166 against 1074 plus
 // two (one thread, primitive alone).
+// A strided ungrouped convolution of at least 16 input channels (YOLO's 3x3 stride-2 downsampling
+// layers) runs on nChw16c too: oneDNN's nChw16c and brgemm NHWC kernels take the same time there
+// (16->32 at 320x320: 2070 against 2119 us, 64->64 at 160x160: 4212 against 4092, 128->128 at
+// 80x80: 4008 against 4002; primitive alone, one thread), so the reorders around brgemm are saved
+// (blocked activations), or are blocked copies instead of transposes (NCHW ones): yolo11n's and
+// yolov8n's 16->32 at 320x320 3.2 -> 2.4 ms in the model. OPENRKNN_DISABLE_KERNELS=
+// onednn_conv_strided_blocked keeps oneDNN's choice (A/B).
+bool strided_blocked(const ConvGeometry& geo) {
+  // (On 7x7 outputs brgemm stays ahead: resnet50's 512->512 3x3 s2 to 7x7, 2124 us against 2352.)
+  if (geo.group != 1 || geo.src.size() != 4 || geo.weights[1] < 16 || geo.dst[2] * geo.dst[3] < 14 * 14) return false;
+  if (geo.strides[0] == 1 && geo.strides[1] == 1) return false;
+  return !kernel_disabled("onednn_conv_strided_blocked");
+}
+
 std::vector<ActLayout> conv_layout_candidates(const ConvGeometry& geo, bool transposed, bool stem_to_blocked) {
   const ActLayout forced = act_layout_override();
   if (forced != ActLayout::kAuto) return {forced};
   if (!transposed && stem_to_blocked) return {ActLayout::kPlainToBlocked16, ActLayout::kAny};
+  if (!transposed && strided_blocked(geo)) return {ActLayout::kChannelBlocked16, ActLayout::kAny};
   if (!transposed && (is_pointwise(geo) || is_depthwise(geo))) return {ActLayout::kChannelBlocked16, ActLayout::kAny};
   return {ActLayout::kAny};
 }
@@ -167,12 +185,35 @@ bool winograd_candidate(const ConvGeometry& geo) {
   if (kernel_disabled("onednn_winograd") || geo.group != 1 || geo.src.size() != 4) return false;
   if (geo.weights[2] != 3 || geo.weights[3] != 3) return false;
   if (geo.strides[0] != 1 || geo.strides[1] != 1 || geo.dilations[0] != 0 || geo.dilations[1] != 0) return false;
-  // Below 16 input or output channels the transform costs more than it saves (measured: 3->32 and
-  // 8->16 lose, 16->24 and every wider shape win). Below 14x14 output pixels per image the gain is
-  // small (512->512 at 7x7: 17%) while oneDNN's reorder of the weights into the Winograd layout is
-  // slow (166 ms for those 9 MB, one thread) and rknn_init pays it.
+  // Below 16 input channels or 8 output channels the transform costs more than it saves
+  // (measured: 3->32 and 8->16 lose, 16->24 and every wider shape win, and so do 16->8 and 32->8:
+  // yolo11n's 16->8 at 160x160 766 us against brgemm's 1018, primitive alone, 1215 -> 1062 in the
+  // model). Below 14x14 output pixels per image the gain is small (512->512 at 7x7: 17%) while
+  // oneDNN's reorder of the weights into the Winograd layout is slow (166 ms for those 9 MB, one
+  // thread) and rknn_init pays it.
   if (geo.dst[2] * geo.dst[3] < 14 * 14) return false;
-  return geo.weights[0] >= 16 && geo.weights[1] >= 16;
+  return geo.weights[0] >= 8 && geo.weights[1] >= 16;
+}
+
+// The activation after a Winograd convolution: oneDNN's Winograd takes no post-op but Relu (and
+// the residual's sum), so a node whose fused activation is anything else (LeakyRelu in YOLOv7,
+// HardSwish, Clip, HardSigmoid) would keep the direct convolution. Instead the Winograd
+// convolution runs without it and the kernel's own pass (after_steps, as for act_in_own_pass)
+// applies it in place with the fp16 rounding, which the runtime would otherwise do in a pass of
+// its own: the activation costs no extra pass over memory. apply_act is bit-identical to the
+// reference's activation, so the result differs from the direct convolution's only by Winograd's
+// float error. OPENRKNN_DISABLE_KERNELS=onednn_winograd_act keeps such nodes direct (A/B).
+bool act_after_winograd(const Node& n, const ConvGeometry& geo) {
+  if (kernel_disabled("onednn_winograd_act") || !x86::cpu_avx512f() || act_in_own_pass(n)) return false;
+  const FusedAct a = read_fused_act(n.attrs).act;
+  return a != FusedAct::kNone && a != FusedAct::kRelu && winograd_candidate(geo);
+}
+
+// True when the node's activation maps 0 to +0, so a pass over a padded nChw16c output (the
+// padding lanes hold zeros) leaves the padding zeros (kernel.h BlockedIo::kEachPadded).
+bool act_keeps_zero(const Node& n) {
+  const float z = read_fused_act(n.attrs)(0.f);
+  return z == 0.f && !std::signbit(z);
 }
 
 // Builds the primitive descriptor for one activation layout (may throw dnnl::error).
@@ -189,7 +230,8 @@ auto make_pd(const Node& n, const ConvGeometry& geo, ActLayout layout, bool wino
   // Conv's residual input: a sum post-op, y = conv + B + (what dst holds), before the activation;
   // build() puts the residual into dst first unless dst already holds its bytes.
   if (conv_residual(n) >= 0) ops.append_sum(1.f);
-  if (!act_in_own_pass(n) && !append_fused_act(n, ops))
+  const bool own_pass = act_in_own_pass(n) || (winograd && act_after_winograd(n, geo));
+  if (!own_pass && !append_fused_act(n, ops))
     throw dnnl::error(dnnl_unimplemented, "fused activation not expressible");
   attr.set_post_ops(ops);
   if constexpr (kTransposed) {
@@ -238,11 +280,16 @@ template <bool kTransposed>
 class ConvKernel final : public OnednnKernel {
  public:
   // oneDNN pads nChw16c itself (its descriptor of C channels takes ceil(C / 16) blocks) and writes
-  // zeros into the padding, except that after_steps' own pass would not: Sigmoid(0) is 0.5.
+  // zeros into the padding, which after_steps' own pass (over the padded bytes) keeps only for an
+  // activation that maps 0 to 0: Sigmoid(0) is 0.5.
   BlockedIo blocked_io(const Graph& g, const Node& n) const override {
     const Tensor* x = g.input(n, 0);
     if (!x || x->shape.size() != 4) return BlockedIo::kNone;
-    return act_in_own_pass(n) ? BlockedIo::kEach : BlockedIo::kEachPadded;
+    if (act_in_own_pass(n) && !act_keeps_zero(n)) return BlockedIo::kEach;
+    // (Asked before the fp16 mode is known: in pure fp32 such a node runs direct, yet unpadded.)
+    if (!kTransposed && !act_keeps_zero(n) && act_after_winograd(n, conv_geometry(g, n, false)))
+      return BlockedIo::kEach;
+    return BlockedIo::kEachPadded;
   }
   bool rounds_fp16_outputs() const override { return own_pass_; }
 
@@ -258,7 +305,8 @@ class ConvKernel final : public OnednnKernel {
         [&] { return make_pd<kTransposed>(*ctx.node, geo, ActLayout::kAny, /*winograd=*/true); },
         [&] { return select_pd<kTransposed>(*ctx.node, geo, stem_to_blocked); });
     set_impl_name(pd);
-    own_pass_ = act_in_own_pass(*ctx.node);
+    own_pass_ = act_in_own_pass(*ctx.node) ||
+                (impl_name().find("wino") != std::string::npos && act_after_winograd(*ctx.node, geo));
     act_ = read_act_vec(ctx.node->attrs);
 
     // The arena's layout of each activation: NCHW, or nChw16c where the runtime keeps it blocked.
@@ -292,10 +340,13 @@ class ConvKernel final : public OnednnKernel {
 
   void after_steps(const KernelContext& ctx) override {
     if (!own_pass_) return;
-    // Element-wise over the bytes, in either layout: with this pass the output is never padded
-    // (blocked_io), so a blocked one has a multiple of 16 channels and no padding lanes.
+    // Element-wise over the bytes, in either layout, padding lanes included (a blocked output of a
+    // channel count that is not a multiple of 16 is padded; blocked_io allows that only for an
+    // activation that keeps those zeros).
     float* y = static_cast<float*>(ctx.outputs[0]);
-    const int64_t n = ctx.out_tensor(0).numel();
+    const Shape& shape = ctx.out_tensor(0).shape;
+    int64_t n = ctx.out_tensor(0).numel();
+    if (ctx.output_blocked(0) && shape.size() == 4 && shape[1] % 16) n = n / shape[1] * ((shape[1] + 15) / 16 * 16);
     parallel_ranges(
         n, threads_for(n, kMinPassElementsPerThread, ctx.num_threads),
         [&](int64_t b, int64_t e, int) { act_round_range(y, b, e, act_, ctx.round_fp16); }, 16);
@@ -303,7 +354,8 @@ class ConvKernel final : public OnednnKernel {
 
  private:
   memory weights_;
-  bool own_pass_ = false;  // act_in_own_pass: the activation (and fp16 rounding) in after_steps
+  // act_in_own_pass or act_after_winograd: the activation (and fp16 rounding) in after_steps
+  bool own_pass_ = false;
   ActVec act_;
 };
 

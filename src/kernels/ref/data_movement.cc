@@ -56,6 +56,23 @@ void split_kernel(const KernelContext& ctx) {
   }
 }
 
+// Split also takes float nChw16c activations split along the channels (YOLO's C2f/C3k2 halves stay
+// blocked between their convolutions then). kUniform: the layout pass blocks them only when every
+// part is a multiple of 16 channels (it pads no tensor of such a node), and then each part of an
+// image is one contiguous run of the input's bytes in nChw16c as in NCHW, so the same copies serve.
+class SplitKernel : public Kernel {
+ public:
+  BlockedIo blocked_io(const Graph& g, const Node& n) const override {
+    const Tensor* x = g.input(n, 0);
+    if (!x || x->dtype != DType::kF32 || blocked_channels_last(x->dtype) || x->shape.size() != 4) return BlockedIo::kNone;
+    if (n.attrs.get_int("axis", 0) != 1) return BlockedIo::kNone;
+    for (int t : n.outputs)
+      if (t < 0) return BlockedIo::kNone;
+    return BlockedIo::kUniform;
+  }
+  void run(const KernelContext& ctx) override { split_kernel(ctx); }
+};
+
 // Operand 0 walks the output densely, operand 1 the input with the strides set by a subclass.
 class CopyLoopKernel : public Kernel {
  public:
@@ -144,7 +161,7 @@ class TileKernel : public CopyLoopKernel {
 }  // namespace
 
 ORKNN_REGISTER_KERNEL(Concat, "ref", kPriorityReference, nullptr, ConcatKernel);
-ORKNN_REGISTER_REF_KERNEL(Split, split_kernel);
+ORKNN_REGISTER_KERNEL(Split, "ref", kPriorityReference, nullptr, SplitKernel);
 ORKNN_REGISTER_KERNEL(Slice, "ref", kPriorityReference, nullptr, SliceKernel);
 ORKNN_REGISTER_KERNEL(Transpose, "ref", kPriorityReference, nullptr, TransposeKernel);
 ORKNN_REGISTER_KERNEL(Expand, "ref", kPriorityReference, nullptr, ExpandKernel);
