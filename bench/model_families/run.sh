@@ -2,7 +2,8 @@
 # run.sh - the model-family matrix (docs/model_families.md): every family's ONNX model built from its
 # definition with seeded random weights, converted with OpenRKNN (fp16; INT8 on a small calibration
 # set where the vendor's model zoo quantizes), run with OpenRKNN's Python API over the build tree's
-# librknnrt.so, compared with ONNX Runtime fp32 on the same inputs; prints the table.
+# librknnrt.so, compared with ONNX Runtime fp32 on the same inputs; prints the accuracy table and
+# (with timings) the speed table of docs/benchmarks.md.
 #
 # Usage: bench/model_families/run.sh [--quick] [--only a,b,...] [--no-int8] [--no-time] [--build DIR] [--out DIR]
 #   --quick    the reduced input sizes of the CTest subset (default: the deployed sizes)
