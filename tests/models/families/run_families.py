@@ -150,8 +150,7 @@ def median_ms(fn, min_runs=3, min_time=1.0):
     return float(np.median(times))
 
 
-def ort_ms(d):
-    meta, inputs, _, _ = load(d)
+def ort_ms(d, meta, inputs):
     sess = reference.session(os.path.join(d, "model.onnx"), threads=1)
     feeds = {i["name"]: x for i, x in zip(meta["inputs"], inputs)}
     return median_ms(lambda: sess.run(None, feeds))
@@ -183,8 +182,7 @@ def main():
         if not os.path.isfile(os.path.join(d, "ref.npz")):
             print(f"{name}: no ref.npz (run reference.py)", flush=True)
             continue
-        with open(os.path.join(d, "meta.json")) as f:
-            meta = json.load(f)
+        meta, inputs, _, refs = load(d)
         t0 = time.time()
         row = {"name": name, "family": meta["family"], "source": meta["source"],
                "inputs": [f"{i['name']} {'x'.join(map(str, i['shape']))}" + ("" if i["dtype"] == "float32" else
@@ -193,11 +191,11 @@ def main():
         if row["fp16"]["overflow"] or (row["fp16"]["error"] is None and row["fp16"]["cos"] < COS_MIN):
             row["fp32"] = evaluate(d, "float32")
             row["input_rounding"] = input_rounding_cosine(d)
-            row["ref_max"] = max(float(np.abs(r).max()) for r in load(d)[3] if r.size and r.dtype.kind == "f")
+            row["ref_max"] = max(float(np.abs(r).max()) for r in refs if r.size and r.dtype.kind == "f")
         if args.int8 and meta["zoo_int8"] and row["fp16"]["ran"]:
             row["int8"] = evaluate(d, int8=True, timed=args.time)
         if args.time and row["fp16"]["ran"]:
-            row["ours_ms"], row["ort_ms"] = row["fp16"]["ms"], ort_ms(d)
+            row["ours_ms"], row["ort_ms"] = row["fp16"]["ms"], ort_ms(d, meta, inputs)
         row["passed"] = row["fp16"]["error"] is None and row["fp16"]["cos"] >= COS_MIN
         row["seconds"] = time.time() - t0
         rows.append(row)
