@@ -309,10 +309,14 @@ std::string shape_list_str(const std::vector<Shape>& shapes) {
 }
 
 // --auto-hybrid (docs/convert.md "Auto hybrid"): the INT8 conversion, then, while some model output
-// is below the target cosine against the fp32 conversion on the evaluation samples, the INT8 layer
-// whose quantization alone costs the most (the accuracy analysis' first suggestion on sample 0)
-// joins the float layers and the model is quantized again with the first calibration's ranges.
-constexpr size_t kAutoHybridSamples = 4;  // the data set's first samples judge the outputs
+// is below the target cosine against the fp32 conversion on the evaluation samples, the layer that
+// helps most joins the float layers. The candidates are the accuracy analysis' first suggestions
+// (the layers whose quantization alone costs the most, on sample 0); each is tried, quantizing the
+// model again with the first calibration's ranges, and the one whose outputs' lowest cosine rises
+// the most is kept: the layer that costs the most alone is not always the one whose float form
+// helps the outputs most (rknn_inspect accuracy --try measures the same).
+constexpr size_t kAutoHybridSamples = 4;     // the data set's first samples judge the outputs
+constexpr size_t kAutoHybridCandidates = 4;  // suggestions tried per step
 constexpr int kAutoHybridMaxSteps = 32;
 
 Status convert_auto_hybrid(const onnx::ModelProto& model, const std::string& model_dir, const ConvertOptions& opts,
@@ -342,41 +346,66 @@ Status convert_auto_hybrid(const onnx::ModelProto& model, const std::string& mod
     return ORKNN_ERR(kFail, "--auto-hybrid: the float and INT8 graphs' inputs differ");
   std::set<std::string> outputs;
   for (int id : q.outputs) outputs.insert(q.tensor(id).name);
-
-  std::vector<std::string> chosen;
-  std::set<std::string> floats(opts.quant.float_layers.begin(), opts.quant.float_layers.end());
-  double worst = 1.0;
-  for (int step = 0;; ++step) {
-    worst = 1.0;
-    AccuracyReport first;
+  // The outputs' lowest cosine over the samples; the report of sample 0 in *first if given.
+  auto lowest_cosine = [&](const Graph& quantized, double* worst, AccuracyReport* first) -> Status {
+    *worst = 1.0;
     for (size_t s = 0; s < samples.size(); ++s) {
       std::vector<std::vector<float>> inputs;
       for (size_t j : order) inputs.push_back(samples[s].inputs[j]);
       AccuracyReport rep;
-      ORKNN_RETURN_IF_ERROR(compare_float_and_quantized(f, q, inputs, &rep));
+      ORKNN_RETURN_IF_ERROR(compare_float_and_quantized(f, quantized, inputs, &rep));
       for (const AccuracyRow& row : rep.rows)
-        if (outputs.count(row.tensor)) worst = std::isnan(row.entire.cosine) ? -1.0 : std::min(worst, row.entire.cosine);
-      if (s == 0) first = std::move(rep);
+        if (outputs.count(row.tensor)) *worst = std::isnan(row.entire.cosine) ? -1.0 : std::min(*worst, row.entire.cosine);
+      if (s == 0 && first) *first = std::move(rep);
     }
+    return Status::Ok();
+  };
+
+  std::vector<std::string> chosen;
+  std::set<std::string> floats(opts.quant.float_layers.begin(), opts.quant.float_layers.end());
+  double worst = 1.0;
+  AccuracyReport first;
+  ORKNN_RETURN_IF_ERROR(lowest_cosine(q, &worst, &first));
+  for (int step = 0;; ++step) {
     ORKNN_LOGI("--auto-hybrid: %zu layer(s) kept float, lowest output cosine %.6f (target %.6f)", chosen.size(),
                worst, target);
     if (worst >= target) break;
-    std::vector<std::string> pick;  // the nodes of the first suggestion not float yet
+    std::vector<std::vector<std::string>> candidates;  // the first suggestions' nodes not float yet
     for (const AccuracySuggestion& sug : first.suggestions(q.nodes.size())) {
+      std::vector<std::string> pick;
       for (const std::string& n : sug.nodes)
         if (!floats.count(n)) pick.push_back(n);
-      if (!pick.empty()) break;
+      if (!pick.empty()) candidates.push_back(pick);
+      if (candidates.size() == kAutoHybridCandidates) break;
     }
-    if (pick.empty() || step >= kAutoHybridMaxSteps) {
+    if (candidates.empty() || step >= kAutoHybridMaxSteps) {
       ORKNN_LOGW("--auto-hybrid: the outputs reach cosine %.6f, below the target %.6f, with %zu layer(s) kept float; "
                  "no further layer improves them on its own", worst, target, chosen.size());
       break;
     }
-    for (const std::string& n : pick)
+    double best = -2.0;
+    Graph best_q;
+    ConvertReport best_report;
+    AccuracyReport best_first;
+    std::vector<std::string> best_pick;
+    for (const auto& pick : candidates) {
+      std::set<std::string> trial = floats;
+      trial.insert(pick.begin(), pick.end());
+      qo.quant.float_layers.assign(trial.begin(), trial.end());
+      Graph t;
+      ConvertReport tr;
+      ORKNN_RETURN_IF_ERROR(convert_static(model, model_dir, qo, &t, report ? &tr : nullptr, &ranges, nullptr));
+      double cos = 0;
+      AccuracyReport rep;
+      ORKNN_RETURN_IF_ERROR(lowest_cosine(t, &cos, &rep));
+      if (cos > best) best = cos, best_q = std::move(t), best_report = std::move(tr), best_first = std::move(rep), best_pick = pick;
+    }
+    if (report) *report = std::move(best_report);
+    for (const std::string& n : best_pick)
       if (floats.insert(n).second) chosen.push_back(n);
-    qo.quant.float_layers.assign(floats.begin(), floats.end());
-    q = Graph();
-    ORKNN_RETURN_IF_ERROR(convert_static(model, model_dir, qo, &q, report, &ranges, nullptr));
+    q = std::move(best_q);
+    first = std::move(best_first);
+    worst = best;
   }
   std::string names;
   for (const auto& n : chosen) names += (names.empty() ? "" : ", ") + n;

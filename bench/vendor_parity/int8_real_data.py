@@ -23,12 +23,9 @@ import tempfile
 import numpy as np
 import onnxruntime as ort
 
+from toolkits import cosine
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def cosine(a, b):
-    a, b = a.ravel().astype(np.float64), b.ravel().astype(np.float64)
-    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
 def main():

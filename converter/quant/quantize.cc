@@ -517,6 +517,7 @@ class Quantizer {
   Status run(std::vector<ConvertReport::LayerPrecision>* table);
 
  private:
+  bool narrow_piece_of_output_concat(const Node& n) const;
   void base_params();
   void propagate();
   bool activation_param(int t, QuantParams* out) const;
@@ -553,6 +554,27 @@ void Quantizer::base_params() {
         r->second.first <= r->second.second)
       base_[id] = params_from_range(r->second.first, r->second.second);
   }
+}
+
+// A Concat that writes a graph output, with an input whose range spans less than 1/32 of the
+// output's: 8 steps or fewer of the one int8 scale the int8 Concat writes. A YOLO head's output
+// joins box coordinates (up to the image size) and class scores (near 1e-4 on fresh weights, and
+// small for a trained model's background): in int8 every score would be 0. Kept float, each piece
+// keeps its own scale, and the Concat only moves the dequantized values into the output, which is
+// float in any case.
+bool Quantizer::narrow_piece_of_output_concat(const Node& n) const {
+  constexpr float kSpanRatio = 32.f;
+  if (n.outputs.empty() || !is_graph_output(g_, n.outputs[0])) return false;
+  auto span = [&](int t) {
+    auto r = ranges_.find(t);
+    if (r == ranges_.end() || !std::isfinite(r->second.first) || !std::isfinite(r->second.second)) return -1.f;
+    return std::max(r->second.second, 0.f) - std::min(r->second.first, 0.f);  // the observer's range has 0
+  };
+  const float out = span(n.outputs[0]);
+  if (out <= 0) return false;
+  for (int t : n.inputs)
+    if (t >= 0 && is_activation(g_.tensor(t)) && span(t) >= 0 && span(t) * kSpanRatio < out) return true;
+  return false;
 }
 
 // Parameters after the sharing rules, for the current int8 decisions.
@@ -742,6 +764,11 @@ Status Quantizer::run(std::vector<ConvertReport::LayerPrecision>* table) {
     }
     if (!has_activation_input) {
       d.why = "no float activation input";
+      continue;
+    }
+    if (n.op == OpId::Concat && narrow_piece_of_output_concat(n)) {
+      d.why = "writes a graph output from pieces of very different ranges (a narrow piece would round to a few "
+              "int8 steps of the shared scale)";
       continue;
     }
     d.int8 = true;

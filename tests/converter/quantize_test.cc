@@ -370,6 +370,48 @@ TEST(Quantize, ConcatSharingLooksThroughDataMovement) {
   }
 }
 
+// A YOLO head's output: box coordinates up to 320 beside class scores near 1e-3 in one Concat.
+// In the shared int8 scale (320 / 255) every score would be 0; the Concat stays float and the
+// scores keep a scale of their own.
+TEST(Quantize, OutputConcatOfVeryDifferentRangesStaysFloat) {
+  if (!has_quantized_ref_kernel(OpId::Conv) || !has_quantized_ref_kernel(OpId::Concat))
+    GTEST_SKIP() << "no int8 Conv/Concat kernel in this build";
+  auto head = [](float score_hi, Ranges* r) {
+    B b(13);
+    b.input("x", {1, 2, 4, 4});
+    b.init_f32("wb", {2, 2, 1, 1}, {100.f, 0.f, 0.f, 100.f});
+    b.init_f32("ws", {2, 2, 1, 1}, {1e-3f, 0.f, 0.f, 1e-3f});
+    b.node("Conv", {"x", "wb"}, {"boxes"}, "box_conv");
+    b.node("Conv", {"x", "ws"}, {"scores"}, "score_conv");
+    auto* cat = b.node("Concat", {"boxes", "scores"}, {"y"}, "concat");
+    B::attr_i(cat, "axis", 1);
+    b.output("y");
+    Graph g = float_graph(b);
+    (*r)[tensor_id(g, "x")] = {-1.f, 1.f};
+    (*r)[tensor_id(g, "boxes")] = {0.f, 320.f};
+    (*r)[tensor_id(g, "scores")] = {0.f, score_hi};
+    (*r)[tensor_id(g, "y")] = {0.f, 320.f};
+    return g;
+  };
+  Ranges r;
+  Graph g = head(1e-3f, &r);
+  std::vector<ConvertReport::LayerPrecision> table;
+  ASSERT_OK(quantize_graph(g, r, QuantizeSettings{}, &table));
+  ASSERT_NE(row(table, "concat"), nullptr);
+  EXPECT_EQ(row(table, "concat")->precision, "float");
+  EXPECT_NE(row(table, "concat")->why.find("graph output"), std::string::npos) << row(table, "concat")->why;
+  EXPECT_EQ(row(table, "score_conv")->precision, "int8");
+  float s_scores;
+  int32_t z_scores;
+  expected_act(0.f, 1e-3f, &s_scores, &z_scores);
+  EXPECT_EQ(g.tensor(tensor_id(g, "scores")).quant.scale[0], s_scores);
+  // A piece spanning 1/16 of the output (16 steps of the shared scale) keeps the Concat int8.
+  Ranges r2;
+  Graph g2 = head(20.f, &r2);
+  ASSERT_OK(quantize_graph(g2, r2, QuantizeSettings{}, &table));
+  EXPECT_EQ(row(table, "concat")->precision, "int8") << row(table, "concat")->why;
+}
+
 TEST(Quantize, NearZeroWeightChannelWithLargeBiasGetsALargerWeightScale) {
   if (!has_quantized_ref_kernel(OpId::Conv)) GTEST_SKIP() << "no int8 Conv kernel in this build";
   B b(13);
