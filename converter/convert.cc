@@ -176,7 +176,7 @@ Status quantize_converted(Graph& g, const QuantOptions& q, QuantizeSettings sett
   } else {
     if (q.dataset.empty())
       return ORKNN_ERR(kInvalidParam, "--quantize needs a calibration data set: --dataset LIST.txt");
-    ORKNN_RETURN_IF_ERROR(prepare_for_quantization(g));
+    ORKNN_RETURN_IF_ERROR(prepare_for_quantization(g, [](const Node&) { return true; }));
     // Before the slow part; after the split, so that the names the accuracy report gives split
     // activations ("<conv>_HardSwish") are accepted.
     ORKNN_RETURN_IF_ERROR(check_float_layers(g, settings.float_layers));

@@ -13,15 +13,16 @@ float:
   text        PP-OCR rec: lines read exactly as float reads them (CTC greedy), and the edit distance
               summed over the lines.
   pixels      segmentation: pixels of the same argmax class, in %.
-  top-1       classifier: inputs with the same top-1 class.
+  top-1       classifiers: inputs with the same top-1 class (PP-OCR's direction classifier: the
+              text line's orientation).
 The fp16 rows also compare the two toolkits' fp16 outputs with each other (how close our fp16
 storage emulation is to the vendor simulator's).
 
     .venv/bin/python bench/vendor_parity/model_parity.py [--models a,b] [--modes fp16,normal,kl,mmse]
         [--build DIR] [--workdir DIR] [--convert-args "..."]
 
-Models: PP-OCRv4 det (480x480) and rec (48x320) with their trained weights and the rendered pages
-and lines of tests/models/work/calib (calibration samples and held-out test inputs kept apart); the
+Models: PP-OCRv4 det (480x480) and rec (48x320) and the direction classifier (48x192) with their
+trained weights and the rendered pages and lines of tests/models/work/calib (calibration samples and held-out test inputs kept apart); the
 others from the model-family directories of scripts/prepare_test_models.sh (WORK_DIR/families_quick,
 random weights, test sizes), calibrated on their calib.txt (8 samples; ViT has none: 8 scene images
 of tests/models/families/common.py, another seed) and run on in_0.npy and 3 more scene images of
@@ -46,13 +47,14 @@ import common  # noqa: E402  (scene_images, imagenet_images)
 
 MODELS = {  # name: task
     "yolov5n": "boxes", "yolov8n": "boxes", "yolo11n": "boxes", "yolox_s": "boxes",
-    "ppocrv4_det": "text map", "ppocrv4_rec": "text",
+    "ppocrv4_det": "text map", "ppocrv4_rec": "text", "ppocr_cls": "top-1",
     "deeplabv3_mobilenet_v3_large": "pixels", "lraspp_mobilenet_v3_large": "pixels",
     "retinaface_mobilenet0.25": None, "vit_b_16": "top-1",
 }
 OCR = {  # PP-OCR: input shape, mean, std (of 0-255 pixels), held-out lines
     "ppocrv4_det": ((1, 3, 480, 480), np.array([0.485, 0.456, 0.406]) * 255, np.array([0.229, 0.224, 0.225]) * 255),
     "ppocrv4_rec": ((1, 3, 48, 320), np.full(3, 127.5), np.full(3, 127.5)),
+    "ppocr_cls": ((1, 3, 48, 192), np.full(3, 127.5), np.full(3, 127.5)),
 }
 TOP_BOXES, NMS_IOU, MATCH_IOU = 20, 0.45, 0.5
 TEXT_THRESHOLD = 0.3

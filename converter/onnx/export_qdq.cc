@@ -320,7 +320,10 @@ Status export_qdq(const Graph& quantized, onnx::ModelProto* model) {
   auto quantized_output = [&](const std::string& v) {
     if (pairs.count(v)) return true;
     const auto& r = readers_of[v];
-    return r.size() == 1 && (r[0]->op_type() == "Relu" || r[0]->op_type() == "Clip") && pairs.count(r[0]->output(0));
+    // The activations an int8 Conv applies (docs/numerics.md): importers fuse Relu and Clip into the
+    // layer, and the vendor's toolkit also LeakyRelu and HardSwish.
+    const std::set<std::string> fused = {"Relu", "Clip", "LeakyRelu", "HardSwish", "HardSigmoid"};
+    return r.size() == 1 && fused.count(r[0]->op_type()) && pairs.count(r[0]->output(0));
   };
   std::map<std::string, std::string> weight_dq;  // weight -> its DequantizeLinear output
   for (const auto& n : g->node())
@@ -331,8 +334,8 @@ Status export_qdq(const Graph& quantized, onnx::ModelProto* model) {
       init.set_name(n.input(i));
       if (init.data_type() != onnx::TensorProto::FLOAT || init.data_location() == onnx::TensorProto::EXTERNAL) continue;
       const int axis = weight_axis(n, i, init.dims_size());
-      // Only layers whose input and output are quantized (the output directly or after the Relu or
-      // Clip that alone reads it, which importers fuse): int8 weights between float activations
+      // Only layers whose input and output are quantized (the output directly or after the
+      // activation that alone reads it, which importers fuse): int8 weights between float activations
       // are a form toolkits refuse (the vendor's fails on them), and a layer the INT8 model keeps
       // float, or fuses with a longer activation, keeps float weights.
       if (axis < 0 || !dequantized.count(n.input(0)) || !quantized_output(n.output(0))) continue;

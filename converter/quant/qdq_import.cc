@@ -204,7 +204,14 @@ Status strip_qdq(Graph& g, QuantizeSettings* s) {
   for (const Node& n : g.nodes)
     if (is_compute_op(n.op) && !n.outputs.empty() && n.outputs[0] >= 0)
       fused_output[n.name] = g.tensor(n.outputs[0]).name;
-  ORKNN_RETURN_IF_ERROR(prepare_for_quantization(g));
+  // A Conv keeps a value activation fused when the model quantizes only the activation's output:
+  // the activation was fused before the Q/DQ pairs were stripped (nothing between them), or its
+  // input has no parameters.
+  ORKNN_RETURN_IF_ERROR(prepare_for_quantization(g, [&](const Node& n) {
+    auto before = compute_output.find(n.name);
+    return before != compute_output.end() &&
+           (before->second == g.tensor(n.outputs[0]).name || !acts.count(before->second));
+  }));
   std::set<std::string> names;
   for (const Tensor& t : g.tensors) names.insert(t.name);
   std::map<int, int> split_sigmoid;  // compute output -> the Sigmoid prepare_for_quantization split off it

@@ -938,7 +938,7 @@ Status Quantizer::rewrite() {
 
 }  // namespace
 
-Status prepare_for_quantization(Graph& g) {
+Status prepare_for_quantization(Graph& g, const std::function<bool(const Node&)>& keep_value_act) {
   std::set<std::string> tensor_names, node_names;
   for (const Tensor& t : g.tensors) tensor_names.insert(t.name);
   for (const Node& n : g.nodes) node_names.insert(n.name);
@@ -953,7 +953,9 @@ Status prepare_for_quantization(Graph& g) {
   int split = 0;
   for (Node& n : g.nodes) {
     const std::string act = n.attrs.get_string("fused_act", "");
-    if (!is_compute_op(n.op) || act.empty() || act == "Relu" || act == "Clip" || n.outputs.empty() ||
+    const bool value_act_kept = n.op == OpId::Conv &&
+                                (act == "LeakyRelu" || act == "HardSwish" || act == "HardSigmoid") && keep_value_act(n);
+    if (!is_compute_op(n.op) || act.empty() || act == "Relu" || act == "Clip" || value_act_kept || n.outputs.empty() ||
         n.outputs[0] < 0) {
       nodes.push_back(std::move(n));
       continue;

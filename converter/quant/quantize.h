@@ -4,12 +4,13 @@
 // int8 and the float parts.
 //
 // The converter runs, on the graph that the graph passes produced:
-//   prepare_for_quantization(g)        split activations the int8 compute ops cannot apply
+//   prepare_for_quantization(g, ...)   split activations the int8 compute ops cannot apply
 //   calibrate(g, samples, ...)         tensor id -> observed [lo, hi] (converter/quant/calibrate.h)
 //   quantize_graph(g, ranges, ...)     the rewrite
 // Models that already hold QuantizeLinear/DequantizeLinear pairs take the qdq_import.h path, which
 // ends in quantize_graph with the model's own parameters instead of ranges.
 #pragma once
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -56,11 +57,14 @@ struct QuantizeSettings {
 };
 
 // Runs on the float graph before calibration: a Conv/ConvTranspose/Gemm/MatMul with a fused
-// activation other than Relu or Clip gets the activation back as its own node (int8 compute ops
-// only clamp; the activation becomes a table op), so that calibration observes the
-// pre-activation tensor. The activation's output keeps its tensor (and name); the compute node
-// writes a new tensor "<name>_preact". Nodes are re-inferred.
-Status prepare_for_quantization(Graph& g);
+// activation the int8 op cannot apply gets the activation back as its own node (the activation
+// becomes a table op), so that calibration observes the pre-activation tensor. The activation's
+// output keeps its tensor (and name); the compute node writes a new tensor "<name>_preact". Nodes
+// are re-inferred. Int8 compute ops clamp for Relu and Clip; a Conv also applies LeakyRelu,
+// HardSwish and HardSigmoid before quantizing its output (docs/numerics.md), which keeps one
+// rounding where the split form has two: those stay fused on the Convs `keep_value_act` accepts
+// (calibrated conversions: all; QDQ models: those whose pre-activation the model does not quantize).
+Status prepare_for_quantization(Graph& g, const std::function<bool(const Node&)>& keep_value_act);
 
 // Error unless every name in `float_layers` names a node of g, or a tensor a node of g writes (the
 // message lists the nearest node names). quantize_graph checks this too; the converter calls it

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <string>
 
+#include "kernels/ref/int8_compute.h"
+
 namespace orknn {
 namespace {
 
@@ -163,7 +165,7 @@ Status check_q8_weights(const Graph& g, const Node& n, size_t i, const char* rol
   return Status::Ok();
 }
 
-bool is_q8_conv_form(const Graph& g, const Node& n, int64_t out_channels, int64_t weight_axis) {
+bool is_q8_conv_form(const Graph& g, const Node& n, int64_t out_channels, int64_t weight_axis, bool value_act) {
   if (!check_q8_input(g, n, 0).ok() || !check_q8_output(g, n, 0).ok()) return false;
   if (!check_q8_weights(g, n, 1, "weights", weight_axis, weight_axis == 0 ? "axis 0" : "axis 1").ok()) return false;
   if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
@@ -171,11 +173,12 @@ bool is_q8_conv_form(const Graph& g, const Node& n, int64_t out_channels, int64_
     if (!check_i32_bias(g, n, 2, "bias", &max_bias).ok()) return false;
   }
   if (!check_q8_fused_act(n).ok()) return false;
+  if (!value_act && is_int8_value_act(read_fused_act(n.attrs).act)) return false;
   const size_t scales = g.input(n, 1)->quant.scale.size();
   return scales == 1 || static_cast<int64_t>(scales) == out_channels;
 }
 
-bool is_q8_conv2d(const Graph& g, const Node& n) {
+bool is_q8_conv2d(const Graph& g, const Node& n, bool value_act) {
   if (n.op != OpId::Conv || !node_has_quant(g, n)) return false;
   if (n.inputs.size() < 2 || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
   const Tensor *x = g.input(n, 0), *w = g.input(n, 1);
@@ -184,7 +187,7 @@ bool is_q8_conv2d(const Graph& g, const Node& n) {
   const int64_t group = n.attrs.get_int("group", 1);
   if (group < 1 || x->shape[1] % group != 0 || w->shape[0] % group != 0 || w->shape[1] * group != x->shape[1])
     return false;
-  return is_q8_conv_form(g, n, w->shape[0]);
+  return is_q8_conv_form(g, n, w->shape[0], 0, value_act);
 }
 
 Status check_i32_bias(const Graph& g, const Node& n, size_t i, const char* role, int64_t* max_abs) {
@@ -212,10 +215,12 @@ Status check_i32_bias(const Graph& g, const Node& n, size_t i, const char* role,
 Status check_q8_fused_act(const Node& n) {
   const std::string act = n.attrs.get_string("fused_act", "");
   if (act.empty() || act == "Relu" || act == "Clip") return Status::Ok();
+  if (n.op == OpId::Conv && (act == "LeakyRelu" || act == "HardSwish" || act == "HardSigmoid")) return Status::Ok();
   return ORKNN_NODE_ERR(n,
-                        "fused_act '%s' is not allowed on a quantized node (only Relu and Clip, which clamp the int8 "
-                        "result; other activations run as their own node)",
-                        act.c_str());
+                        "fused_act '%s' is not allowed on a quantized %s node (Relu and Clip clamp the int8 result; a "
+                        "quantized Conv also applies LeakyRelu, HardSwish, HardSigmoid; other activations run as their "
+                        "own node)",
+                        act.c_str(), op_name(n.op));
 }
 
 Status check_accumulator_range(const Node& n, int64_t terms, int64_t max_product, int64_t max_bias) {

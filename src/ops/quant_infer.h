@@ -65,18 +65,22 @@ Status check_q8_weights(const Graph& g, const Node& n, size_t i, const char* rol
 // 0 when absent.
 Status check_i32_bias(const Graph& g, const Node& n, size_t i, const char* role, int64_t* max_abs);
 
-// The fused activation of a quantized node must be a clamp of the int8 result: none, Relu or Clip.
+// The fused activation of a quantized node: a clamp of the int8 result (none, Relu, Clip), or on a
+// Conv a value activation applied before the output's quantization (LeakyRelu, HardSwish,
+// HardSigmoid; docs/numerics.md).
 Status check_q8_fused_act(const Node& n);
 
 // The quantized Conv forms the hand-written INT8 kernels take, which are the ones the quantized
 // reference kernel runs: per-tensor int8 input and output, int8 weights per tensor or per output
 // channel (`out_channels` scales along `weight_axis`: 0 for Conv, 1 for ConvTranspose's
-// [C][OC][k...] weights), an optional int32 bias, a fused none/Relu/Clip.
-bool is_q8_conv_form(const Graph& g, const Node& n, int64_t out_channels, int64_t weight_axis = 0);
+// [C][OC][k...] weights), an optional int32 bias, a fused none/Relu/Clip, and a fused value
+// activation only for the kernels that apply it (`value_act`).
+bool is_q8_conv_form(const Graph& g, const Node& n, int64_t out_channels, int64_t weight_axis = 0,
+                     bool value_act = false);
 
 // A quantized 2-D Conv (4-D input, constant 4-D weights, output) with consistent groups in
 // is_q8_conv_form: the nodes the general INT8 convolution kernels take.
-bool is_q8_conv2d(const Graph& g, const Node& n);
+bool is_q8_conv2d(const Graph& g, const Node& n, bool value_act = false);
 
 // The accumulator of one output, a bias of at most `max_bias` plus `terms` products each at most
 // `max_product` in magnitude, must fit in int32 (the spec's int32 accumulation is then exact).

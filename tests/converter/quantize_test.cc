@@ -122,7 +122,7 @@ TEST(Quantize, ConvPoolReshapeSoftmaxStructureAndParameters) {
   if (!has_quantized_ref_kernel(OpId::Conv)) GTEST_SKIP() << "no int8 Conv kernel in this build";
   std::vector<float> w, bias;
   Graph g = float_graph(conv_pool_softmax(&w, &bias));
-  ASSERT_OK(prepare_for_quantization(g));
+  ASSERT_OK(prepare_for_quantization(g, [](const Node&) { return true; }));
   Ranges r;
   r[tensor_id(g, "x")] = {-1.f, 1.f};
   r[tensor_id(g, "r")] = {0.f, 3.f};  // the Conv (Relu fused) writes "r"
@@ -564,6 +564,8 @@ TEST(Quantize, AddConstantOperandGetsItsOwnPerTensorParameters) {
   EXPECT_EQ(output_tensor(g).name, "y");
 }
 
+// Split: every activation but Relu/Clip (a QDQ model that quantizes the pre-activation); kept:
+// LeakyRelu/HardSwish/HardSigmoid on a Conv (the int8 Conv applies them).
 TEST(Quantize, PrepareSplitsActivationsTheInt8ComputeOpsCannotApply) {
   B b(13);
   b.input("x", {1, 2, 4, 4});
@@ -578,7 +580,11 @@ TEST(Quantize, PrepareSplitsActivationsTheInt8ComputeOpsCannotApply) {
   ASSERT_EQ(g.nodes.size(), 2u);  // both activations fused by the passes
   std::vector<float> x = random_floats(32, 3, -4.f, 4.f);
   std::vector<float> before = run_f32(g, {x});
-  ASSERT_OK(prepare_for_quantization(g));
+  Graph kept = g;
+  ASSERT_OK(prepare_for_quantization(kept, [](const Node&) { return true; }));
+  ASSERT_EQ(kept.nodes.size(), 2u);
+  EXPECT_EQ(kept.nodes[0].attrs.get_string("fused_act", ""), "HardSwish");
+  ASSERT_OK(prepare_for_quantization(g, [](const Node&) { return false; }));
   ASSERT_EQ(g.nodes.size(), 3u);
   EXPECT_EQ(g.nodes[0].name, "conv");
   EXPECT_FALSE(g.nodes[0].attrs.has("fused_act"));
@@ -664,7 +670,7 @@ TEST(Quantize, SmallConvNetMatchesItsFloatGraph) {
 
   Graph fg = float_graph(b);
   Graph g = fg;
-  ASSERT_OK(prepare_for_quantization(g));
+  ASSERT_OK(prepare_for_quantization(g, [](const Node&) { return true; }));
   Ranges r = observe(g, 8, 100);
   std::vector<ConvertReport::LayerPrecision> table;
   ASSERT_OK(quantize_graph(g, r, QuantizeSettings{}, &table));

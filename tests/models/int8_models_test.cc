@@ -548,9 +548,11 @@ TEST(Int8TextDirection, KeepsTheOrientationOfEveryLine) {
     // class keeps the right answer.
     EXPECT_EQ(f, truth) << "line " << i << ": the float model misreads its orientation";
     EXPECT_EQ(g, f) << "line " << i;
-    // Measured at most 0.0063 (line 0: 0.99902 -> 0.99268; 0.0029 with the kernels of a CPU
-    // without AVX-512).
-    EXPECT_LE(diff, 0.02) << "line " << i;
+    // Lines the float model is sure of (P >= 0.99) move by at most 0.0044 (line 1: 0.99463 ->
+    // 0.99902). Line 6 (upright, float P 0.959) is the one it hesitates on: 0.869 since the int8
+    // Conv applies HardSwish itself (0.959 when the pre-activation was rounded on its own;
+    // rknn-toolkit2's mmse build: 0.957). docs/quantization.md names this loss.
+    EXPECT_LE(diff, want[i][truth] >= 0.99f ? 0.02 : 0.1) << "line " << i;
   }
 }
 

@@ -90,6 +90,28 @@ TEST(ConvInt8Ref, HandComputedFusedReluAndClip) {
   EXPECT_EQ(out_i8(crossed), (std::vector<int8_t>{3, 3, 3, 3, 3}));
 }
 
+TEST(ConvInt8Ref, HandComputedValueActivations) {
+  // acc = x - zp_x = {-6, -2, 0, 2, 6}, s_x * s_w = 1, s_y = 0.5 (times 2), zp_y = -1.
+  const TensorData x = q8({1, 1, 1, 5}, {-5, -1, 1, 3, 7}, qp(1.f, 1));
+  const TensorData w = weights({1, 1, 1, 1}, {1}, {1.f}, 0);
+  // LeakyRelu(0.25): {-1.5, -0.5, 0, 2, 6} * 2 = {-3, -1, 0, 4, 12} -> + zp_y.
+  OpResult leaky = run_op(OpId::Conv, A().s("fused_act", "LeakyRelu").f("fused_alpha", 0.25f), {x, w}, 1, "ref", 1,
+                          {qp(0.5f, -1)});
+  ASSERT_OK(leaky.status);
+  EXPECT_EQ(out_i8(leaky), (std::vector<int8_t>{-4, -2, -1, 3, 11}));
+  // HardSwish: v * clamp(v / 6 + 0.5, 0, 1) = {0, -1/3, 0, 5/3, 6}; * 2 = {0, -0.67, 0, 3.33, 12}
+  // -> rne {0, -1, 0, 3, 12} + zp_y: the pre-activation is never rounded on its own.
+  OpResult hswish = run_op(OpId::Conv, A().s("fused_act", "HardSwish"), {x, w}, 1, "ref", 1, {qp(0.5f, -1)});
+  ASSERT_OK(hswish.status);
+  EXPECT_EQ(out_i8(hswish), (std::vector<int8_t>{-1, -2, -1, 2, 11}));
+  // HardSigmoid(0.2, 0.5) with s_y = 1/128: {0, 0.1, 0.5, 0.9, 1} * 128 = {0, 12.8, 64, 115.2, 128}
+  // -> {0, 13, 64, 115, 128} + zp_y -128.
+  OpResult hsig = run_op(OpId::Conv, A().s("fused_act", "HardSigmoid").f("fused_alpha", 0.2f).f("fused_beta", 0.5f),
+                         {x, w}, 1, "ref", 1, {qp(1.f / 128.f, -128)});
+  ASSERT_OK(hsig.status);
+  EXPECT_EQ(out_i8(hsig), (std::vector<int8_t>{-128, -115, -64, -13, 0}));
+}
+
 TEST(ConvTransposeInt8Ref, HandComputedStride2) {
   // 1-D, x = {2, -1}, w = {1, 2, 3}, stride 2: scatter gives {2, 4, 6 - 1, -2, -3};
   // M = 1 / 2: {1, 2, 2.5, -1, -1.5} -> {1, 2, 2, -1, -2}.
@@ -184,7 +206,7 @@ void run_case(const ConvCase& cs, uint32_t seed) {
   if (cs.transpose) at.set_ints("output_padding", cs.out_pad);
   if (!cs.act.empty()) {
     at.set_string("fused_act", cs.act);
-    if (cs.act == "Clip") {
+    if (cs.act == "Clip" || cs.act == "LeakyRelu" || cs.act == "HardSigmoid") {
       at.set_float("fused_alpha", cs.amin);
       at.set_float("fused_beta", cs.amax);
     }
@@ -278,6 +300,23 @@ std::vector<ConvCase> conv_cases() {
   v.back().act = "Clip";
   v.back().amin = -kInf;
   v.back().amax = kInf;
+  // Value activations, applied before the output's quantization (Conv only).
+  v.push_back(conv("leaky_relu", {1, 5, 6, 7}, 9, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}));
+  v.back().act = "LeakyRelu";
+  v.back().amin = 0.1f;
+  v.back().zp_x = -9;
+  v.back().zp_y = -60;
+  v.push_back(conv("hardswish_depthwise", {1, 19, 9, 7}, 19, 19, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}));
+  v.back().act = "HardSwish";
+  v.back().zp_x = 21;
+  v.back().zp_y = -100;
+  v.push_back(conv("hardswish_tails_oc37", {1, 5, 3, 13}, 37, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}));
+  v.back().act = "HardSwish";
+  v.back().zp_y = -90;
+  v.push_back(conv("hardsigmoid_1x1", {1, 24, 5, 6}, 20, 1, {1, 1}, {1, 1}, {1, 1}, {0, 0, 0, 0}));
+  v.back().act = "HardSigmoid";
+  v.back().amin = 0.2f;
+  v.back().amax = 0.5f;
   v.push_back(conv("ties", {1, 8, 6, 6}, 6, 1, {3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}));
   v.back().ties = true;
   v.back().zp_x = 11;
@@ -497,10 +536,15 @@ TEST(ConvInt8Infer, RefusesFormsTheKernelDoesNotHandle) {
     c.b = bias_i32({INT32_MAX - 1000, 0});
     expect_invalid_model(c.infer(), "could overflow", conv);
   }
-  {  // a fused activation that is not a clamp
+  {  // a fused activation that is neither a clamp nor a value activation (docs/numerics.md)
     QConv c;
-    c.attrs.set_string("fused_act", "LeakyRelu");
-    expect_invalid_model(c.infer(), "not allowed on a quantized node", conv);
+    c.attrs.set_string("fused_act", "Sigmoid");
+    expect_invalid_model(c.infer(), "is not allowed on a quantized Conv node", conv);
+  }
+  {  // a value activation is applied before the output's quantization
+    QConv c;
+    c.attrs.set_string("fused_act", "HardSwish");
+    EXPECT_OK(c.infer());
   }
   {  // Relu and Clip are fine
     QConv c;

@@ -70,7 +70,10 @@ const Act kFloatActs[] = {{"", 0.f, 0.f},        {"Relu", 0.f, 0.f},      {"Clip
 // The activations the kernel computes with the reference's operations (bit-identical); Sigmoid
 // and Silu take the vectorised e^x (fused_act_avx512.h: within 8 float ulps).
 bool exact_act(const Act& a) { return std::string(a.name) != "Sigmoid" && std::string(a.name) != "Silu"; }
-const Act kInt8Acts[] = {{"", 0.f, 0.f}, {"Relu", 0.f, 0.f}, {"Clip", 0.f, 6.f}, {"Clip", -0.7f, 0.3f}};
+// INT8: the clamps, and the value activations applied before the requantization's rounding.
+const Act kInt8Acts[] = {{"", 0.f, 0.f},          {"Relu", 0.f, 0.f},      {"Clip", 0.f, 6.f},
+                         {"Clip", -0.7f, 0.3f},   {"LeakyRelu", 0.1f, 0.f}, {"HardSwish", 0.f, 0.f},
+                         {"HardSigmoid", 0.2f, 0.5f}};
 
 struct DwCase {
   int64_t n = 1, c = 3, h = 7, w = 9;

@@ -462,7 +462,7 @@ TEST(GemmInt8Infer, RefusesFormsTheKernelDoesNotHandle) {
   {
     QGemm q;
     q.attrs.set_string("fused_act", "Sigmoid");
-    expect_invalid_model(q.infer(), "not allowed on a quantized node", gemm);
+    expect_invalid_model(q.infer(), "is not allowed on a quantized Gemm node", gemm);
   }
 }
 
@@ -504,7 +504,7 @@ TEST(MatMulInt8Infer, RefusesFormsTheKernelDoesNotHandle) {
   {
     QGemm q = mat(QGemm());
     q.attrs.set_string("fused_act", "HardSwish");
-    expect_invalid_model(q.infer(), "not allowed on a quantized node", mm);
+    expect_invalid_model(q.infer(), "is not allowed on a quantized MatMul node", mm);
   }
   {
     QGemm q = mat(QGemm());

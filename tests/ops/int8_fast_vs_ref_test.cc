@@ -49,12 +49,24 @@ int8_t spec_quantize(float x, float s, int zp) {  // sat8(rne(x / s) + zp)
 }
 
 struct SpecAct {
-  std::string name;  // "", "Relu", "Clip"
-  float min = -kInf, max = kInf;
+  std::string name;  // "", "Relu", "Clip", or a value activation: "LeakyRelu", "HardSwish", "HardSigmoid"
+  float min = -kInf, max = kInf;  // Clip's bounds; LeakyRelu's alpha (min); HardSigmoid's alpha, beta
+  bool value() const { return name == "LeakyRelu" || name == "HardSwish" || name == "HardSigmoid"; }
 };
 
-int8_t spec_requant(int64_t acc, float m, int zp_y, const SpecAct& act, float s_y) {
+// pre = s_x * s_w[c]. A value activation is applied to the dequantized accumulator and its result
+// quantized once (times 1 / s_y); Relu/Clip clamp the requantized value.
+int8_t spec_requant(int64_t acc, float pre, int zp_y, const SpecAct& act, float s_y) {
   EXPECT_TRUE(acc >= INT32_MIN && acc <= INT32_MAX) << "test case overflows int32";
+  if (act.value()) {
+    const float v = static_cast<float>(static_cast<int32_t>(acc)) * pre;
+    float a = v;
+    if (act.name == "LeakyRelu") a = v < 0.f ? v * act.min : v;
+    if (act.name == "HardSwish") a = v * std::min(std::max(v * (1.f / 6.f) + 0.5f, 0.f), 1.f);
+    if (act.name == "HardSigmoid") a = std::min(std::max(act.min * v + act.max, 0.f), 1.f);
+    return spec_quantize(a * (1.f / s_y), 1.f, zp_y);
+  }
+  const float m = pre / s_y;
   float v = static_cast<float>(static_cast<int32_t>(acc)) * m;
   v = std::max(-1000.f, std::min(1000.f, v));
   long y = std::lrint(v) + zp_y;
@@ -328,8 +340,9 @@ QuantParams weight_q(const std::vector<float>& s_w, int axis) {
 void set_act(Node& n, const SpecAct& act) {
   if (act.name.empty()) return;
   n.attrs.set_string("fused_act", act.name);
-  n.attrs.set_float("fused_alpha", act.name == "Clip" ? act.min : 0.f);
-  n.attrs.set_float("fused_beta", act.name == "Clip" ? act.max : 0.f);
+  const bool params = act.name == "Clip" || act.name == "LeakyRelu" || act.name == "HardSigmoid";
+  n.attrs.set_float("fused_alpha", params ? act.min : 0.f);
+  n.attrs.set_float("fused_beta", params ? act.max : 0.f);
 }
 
 // ------------------------------------------------------------------ Conv
@@ -364,14 +377,15 @@ void run_conv_case(const ConvCase& cs, uint32_t seed, const char* kernel = nullp
   int64_t max_u8_sum = 0;
   const std::vector<int64_t> acc = test::q8t::naive_conv_acc(geo, x, w, bias, cs.zp_x, &max_u8_sum);
   const int64_t opix = shape_numel(yshape) / (yshape[0] * oc);
-  const Quantized q = choose_scales(cs.data, acc, oc, opix, cs.per_channel, seed + 1);
+  Quantized q = choose_scales(cs.data, acc, oc, opix, cs.per_channel, seed + 1);
+  if (cs.act.name == "HardSigmoid") q.s_y = 1.f / 255.f;  // its output lies in [0, 1]
   std::vector<int8_t> want(acc.size());
   int64_t ties = 0, beyond_2_24 = 0;
   for (size_t i = 0; i < acc.size(); ++i) {
     const size_t c = (i / static_cast<size_t>(opix)) % static_cast<size_t>(oc);
     const float sw = q.s_w.size() == 1 ? q.s_w[0] : q.s_w[c];
     const float m = (q.s_x * sw) / q.s_y;
-    want[i] = spec_requant(acc[i], m, cs.zp_y, cs.act, q.s_y);
+    want[i] = spec_requant(acc[i], q.s_x * sw, cs.zp_y, cs.act, q.s_y);
     const float v = static_cast<float>(acc[i]) * m;
     if (v - std::floor(v) == 0.5f && std::fabs(v) < 128.f) ++ties;
     if (std::llabs(acc[i]) > (1 << 24)) ++beyond_2_24;
@@ -482,6 +496,31 @@ std::vector<ConvCase> conv_cases() {
   {
     ConvCase c = conv2d("clip_inf", {1, 16, 8, 8}, 24, 1, 3, 1, 1);
     c.act = {"Clip", -kInf, kInf};
+    v.push_back(c);
+  }
+  // Value activations (applied before the output's quantization), over the tails of the vectors.
+  {
+    ConvCase c = conv2d("leaky_relu", {1, 19, 11, 13}, 37, 1, 3, 1, 1);
+    c.act = {"LeakyRelu", 0.1f, 0.f};
+    c.zp_y = -70;
+    v.push_back(c);
+  }
+  {
+    ConvCase c = conv2d("hardswish_depthwise", {1, 40, 10, 9}, 40, 40, 3, 2, 1);
+    c.act = {"HardSwish", 0.f, 0.f};
+    c.zp_y = -110;
+    v.push_back(c);
+  }
+  {
+    ConvCase c = conv2d("hardswish_1x1", {1, 24, 9, 9}, 72, 1, 1, 1, 0);
+    c.act = {"HardSwish", 0.f, 0.f};
+    c.zp_y = -100;
+    v.push_back(c);
+  }
+  {
+    ConvCase c = conv2d("hardsigmoid", {1, 16, 8, 8}, 24, 1, 3, 1, 1);
+    c.act = {"HardSigmoid", 0.2f, 0.5f};
+    c.zp_y = -128;
     v.push_back(c);
   }
   {
@@ -795,6 +834,9 @@ TEST(Int8FastVsRef, PointwiseVnni) {
   }
   pw("clip", {1, 40, 9, 9}, 20).act = {"Clip", -0.3f, 0.9f};
   pw("clip_min_gt_max", {1, 16, 8, 8}, 24).act = {"Clip", 0.5f, -0.5f};
+  pw("hardswish", {1, 40, 9, 9}, 72).act = {"HardSwish", 0.f, 0.f};
+  pw("leaky_relu_c320", {1, 320, 7, 7}, 100).act = {"LeakyRelu", 0.1f, 0.f};
+  pw("hardsigmoid", {1, 24, 8, 8}, 40).act = {"HardSigmoid", 0.2f, 0.5f};
   {
     ConvCase& c = pw("ties", {1, 16, 9, 9}, 24);
     c.data = Data::kTies;
@@ -926,6 +968,8 @@ TEST(Int8FastVsRef, StemVnni) {
   add(conv2d("zp_max", {1, 3, 9, 9}, 20, 1, 3, 1, 1)).zp_x = 127;
   add(conv2d("per_tensor_weights", {1, 3, 16, 16}, 24, 1, 3, 2, 1)).per_channel = false;
   add(conv2d("clip", {1, 3, 16, 16}, 20, 1, 3, 2, 1)).act = {"Clip", -0.3f, 0.9f};
+  add(conv2d("hardswish_pp_lcnet_stem", {1, 3, 32, 30}, 16, 1, 3, 2, 1)).act = {"HardSwish", 0.f, 0.f};
+  add(conv2d("leaky_relu", {1, 3, 16, 16}, 24, 1, 3, 2, 1)).act = {"LeakyRelu", 0.1f, 0.f};
   add(conv2d("oc16_mobilenet_v3_stem", {1, 3, 32, 30}, 16, 1, 3, 2, 1)).act.name = "Relu";
   {
     ConvCase& c = add(conv2d("relu_no_bias", {1, 3, 16, 16}, 24, 1, 3, 2, 1));
@@ -1004,7 +1048,7 @@ void run_fc_case(const FcCase& cs, uint32_t seed) {
   std::vector<int8_t> want(acc.size());
   for (size_t i = 0; i < acc.size(); ++i) {
     const float sw = q.s_w.size() == 1 ? q.s_w[0] : q.s_w[i % static_cast<size_t>(n)];
-    want[i] = spec_requant(acc[i], (q.s_x * sw) / q.s_y, cs.zp_y, cs.act, q.s_y);
+    want[i] = spec_requant(acc[i], q.s_x * sw, cs.zp_y, cs.act, q.s_y);
   }
 
   Graph g;
@@ -1236,6 +1280,41 @@ TEST(Int8FastVsRef, RequantHelpersMatchScalar) {
     x86::requant_to_planar(acc.data(), pixels, channels, channels, planar.data(), pixels, p);
     EXPECT_EQ(first_mismatch(rows, want_rows), "");
     EXPECT_EQ(first_mismatch(planar, want_planar), "");
+    // With each value activation (mult = s_x * s_w[c], then act, / s_y): against requant_one.
+    for (const FusedAct act : {FusedAct::kLeakyRelu, FusedAct::kHardSwish, FusedAct::kHardSigmoid}) {
+      x86::RequantParams pa = p;
+      pa.lo = -128;
+      pa.hi = 127;
+      pa.act = act;
+      pa.alpha = act == FusedAct::kLeakyRelu ? 0.1f : 0.2f;
+      pa.beta = 0.5f;
+      pa.inv_s_y = 1.f / 0.037f;
+      std::vector<float> pre(mult.size());
+      for (size_t c = 0; c < pre.size(); ++c) pre[c] = std::ldexp(1.f + (c * 37 % 100) / 100.f, -36 + int(c % 6));
+      pa.mult = pre.data();
+      std::vector<int8_t> want_act(acc.size()), got_rows(acc.size()), got_planar(acc.size()), want_planar_act(acc.size());
+      int saturated = 0, inside = 0;
+      for (int64_t px = 0; px < pixels; ++px)
+        for (int64_t c = 0; c < channels; ++c) {
+          const int32_t t = static_cast<int32_t>(static_cast<uint32_t>(acc[px * channels + c]) + static_cast<uint32_t>(comp[c]));
+          const float v = static_cast<float>(t) * pre[c];
+          float a = v;
+          if (act == FusedAct::kLeakyRelu) a = v < 0.f ? v * pa.alpha : v;
+          if (act == FusedAct::kHardSwish) a = v * std::min(std::max(v * (1.f / 6.f) + 0.5f, 0.f), 1.f);
+          if (act == FusedAct::kHardSigmoid) a = std::min(std::max(pa.alpha * v + pa.beta, 0.f), 1.f);
+          const long y =
+              std::max(-128L, std::min(127L, std::lrint(std::max(-1000.f, std::min(1000.f, a * pa.inv_s_y))) + pa.zp));
+          saturated += y == -128 || y == 127;
+          inside += y > -128 && y < 127;
+          want_act[px * channels + c] = static_cast<int8_t>(y);
+          want_planar_act[c * pixels + px] = static_cast<int8_t>(y);
+        }
+      EXPECT_GT(inside, 100) << "too few outputs inside the int8 range";
+      x86::requant_rows(acc.data(), pixels, channels, channels, got_rows.data(), channels, pa);
+      x86::requant_to_planar(acc.data(), pixels, channels, channels, got_planar.data(), pixels, pa);
+      EXPECT_EQ(first_mismatch(got_rows, want_act), "") << "act " << static_cast<int>(act);
+      EXPECT_EQ(first_mismatch(got_planar, want_planar_act), "") << "act " << static_cast<int>(act);
+    }
     std::vector<uint8_t> cl(acc.size()), flat(acc.size());
     x86::planar_to_u8_channels_last(x8.data(), channels, pixels, pixels, cl.data(), channels);
     x86::int8_to_u8(x8.data(), static_cast<int64_t>(x8.size()), flat.data());

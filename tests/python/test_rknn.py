@@ -270,14 +270,15 @@ def test_accuracy_analysis_writes_the_vendor_table_and_our_json(tmp_path, capfd)
     r.release()
 
 
-def _conv_hardsigmoid_model(path, seed=35):
-    """x [1,3,8,8] -> Conv 'conv' (8 channels) -> HardSigmoid 'hs' -> y: the converter fuses the
-    activation into the Conv and splits it again for INT8 (node 'conv_HardSigmoid')."""
+def _conv_sigmoid_model(path, seed=35):
+    """x [1,3,8,8] -> Conv 'conv' (8 channels) -> Sigmoid 's' -> y: the converter fuses the
+    activation into the Conv and splits it again for INT8 (node 'conv_Sigmoid'; an int8 Conv applies
+    only Relu, Clip, LeakyRelu, HardSwish and HardSigmoid itself)."""
     from onnx import TensorProto, helper, numpy_helper
     rng = np.random.default_rng(seed)
     w = numpy_helper.from_array((rng.standard_normal((8, 3, 3, 3)) * 0.5).astype(np.float32), "W")
     nodes = [helper.make_node("Conv", ["x", "W"], ["c"], name="conv", pads=[1, 1, 1, 1]),
-             helper.make_node("HardSigmoid", ["c"], ["y"], name="hs", alpha=0.2, beta=0.5)]
+             helper.make_node("Sigmoid", ["c"], ["y"], name="s")]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 8])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 8, 8])], [w])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
@@ -288,7 +289,7 @@ def _conv_hardsigmoid_model(path, seed=35):
 
 def test_hybrid_quantization_steps(tmp_path, monkeypatch, capfd):
     monkeypatch.chdir(tmp_path)  # the step-1 files go to the current directory, as the vendor's do
-    onnx_path = _conv_hardsigmoid_model(tmp_path / "m.onnx")
+    onnx_path = _conv_sigmoid_model(tmp_path / "m.onnx")
     dataset = _write_dataset(tmp_path, (1, 3, 8, 8))
     r = RKNN()
     r.config(target_platform="rk3588")
@@ -299,19 +300,19 @@ def test_hybrid_quantization_steps(tmp_path, monkeypatch, capfd):
     assert r.hybrid_quantization_step1(dataset=dataset) == 0
     cfg = (tmp_path / "m.quantization.cfg").read_text()
     assert "custom_quantize_layers: {}" in cfg  # no proposal asked
-    assert "#   'conv_HardSigmoid': HardSigmoid" in cfg and "#   'conv'\n" in cfg
+    assert "#   'conv_Sigmoid': Sigmoid" in cfg and "#   'conv'\n" in cfg
     assert (tmp_path / "m.model").is_file() and (tmp_path / "m.data").stat().st_size > 0
     r.release()
 
     # the user keeps the split activation in float
     (tmp_path / "m.quantization.cfg").write_text(cfg.replace("custom_quantize_layers: {}",
-                                                             "custom_quantize_layers:\n    'conv_HardSigmoid': float16"))
+                                                             "custom_quantize_layers:\n    'conv_Sigmoid': float16"))
     h = RKNN()
     assert h.hybrid_quantization_step2("m.model", "m.data", "m.quantization.cfg") == 0
     assert h.export_rknn(str(tmp_path / "h.rknn")) == 0
     assert h.accuracy_analysis(inputs=[str(tmp_path / "sample_0.npy")], output_dir=str(tmp_path / "snap")) == 0
     rows = {row["node"]: row for row in json.loads((tmp_path / "snap" / "accuracy.json").read_text())["rows"]}
-    assert rows["conv_HardSigmoid"]["precision"] == "float"
+    assert rows["conv_Sigmoid"]["precision"] == "float"
     with open(tmp_path / "h.rknn", "rb") as f:
         ctx = Context(f.read())
     try:  # the Conv stays int8 (its input is), the activation after it gives a float output
@@ -337,7 +338,7 @@ def test_hybrid_quantization_steps(tmp_path, monkeypatch, capfd):
 
 def test_hybrid_quantization_proposal_lists_layers_step2_accepts(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    onnx_path = _conv_hardsigmoid_model(tmp_path / "m.onnx", seed=36)
+    onnx_path = _conv_sigmoid_model(tmp_path / "m.onnx", seed=36)
     dataset = _write_dataset(tmp_path, (1, 3, 8, 8))
     r = RKNN()
     r.config(target_platform="rk3588")

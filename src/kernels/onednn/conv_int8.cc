@@ -1,4 +1,5 @@
-// oneDNN INT8 Conv (1-D, 2-D, 3-D; grouped, depthwise, strided, dilated, padded; fused Relu/Clip),
+// oneDNN INT8 Conv (1-D, 2-D, 3-D; grouped, depthwise, strided, dilated, padded; fused Relu/Clip, and
+// on Conv the value activations LeakyRelu/HardSwish/HardSigmoid in the requantization),
 // bit-exact with the quantized reference kernel (docs/numerics.md; the arithmetic argument is in
 // int8_common.h).
 //

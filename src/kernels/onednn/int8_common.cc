@@ -6,6 +6,7 @@
 
 #include "kernels/quant_util.h"
 #include "kernels/ref/activation.h"
+#include "kernels/ref/int8_compute.h"
 
 namespace orknn::onednn {
 namespace {
@@ -42,13 +43,16 @@ bool read_int8_quant(const Graph& g, const Node& n, int64_t out_channels, int we
   q->zp_x = xq.zp;
   q->s_y = yq.scale;
   q->zp_y = yq.zp;
-  q->mult = requant_multipliers(q->s_x, w->quant, q->s_y, out_channels);
+  const FusedActivation act = read_fused_act(n.attrs);
+  const bool value_act = n.op == OpId::Conv && is_int8_value_act(act.act);
+  q->act = value_act ? act : FusedActivation{};
+  q->mult = requant_multipliers(q->s_x, w->quant, value_act ? 1.f : q->s_y, out_channels);
   for (float m : q->mult)
     if (!std::isfinite(m)) return false;
 
-  const FusedActivation act = read_fused_act(n.attrs);
   q->lo = -128;
   q->hi = 127;
+  if (value_act) return true;
   switch (act.act) {
     case FusedAct::kNone:
       if (!n.attrs.get_string("fused_act", "").empty()) return false;  // a name we do not know
@@ -119,6 +123,10 @@ x86::RequantParams int8_requant_params(const Int8Quant& q, const std::vector<int
   p.zp = q.zp_y;
   p.lo = q.lo;
   p.hi = q.hi;
+  p.act = q.act.act;
+  p.alpha = q.act.alpha;
+  p.beta = q.act.beta;
+  p.inv_s_y = 1.f / q.s_y;
   return p;
 }
 

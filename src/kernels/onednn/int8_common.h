@@ -38,14 +38,16 @@ constexpr int64_t kFloatExactInt = int64_t{1} << 24;
 struct Int8Quant {
   float s_x = 1.f, s_y = 1.f;
   int32_t zp_x = 0, zp_y = 0;
-  std::vector<float> mult;  // M[c], one per output channel
+  std::vector<float> mult;  // M[c], one per output channel (s_x * s_w[c] with a value activation)
   int32_t lo = -128, hi = 127;  // fused Relu/Clip bounds in the int8 domain
+  FusedActivation act;          // a fused value activation (Conv only, docs/numerics.md), or none
 };
 
 // Reads and checks the quantization of node n (docs/numerics.md, "Representation in the IR"):
 // input 0 an INT8 per-tensor activation, input 1 constant INT8 symmetric weights with one scale or
 // one per output channel along `weight_axis`, output 0 an INT8 per-tensor activation, and a fused
-// activation that is absent, Relu or Clip. False when the node is not such a node.
+// activation that is absent, Relu or Clip, or on a Conv LeakyRelu, HardSwish or HardSigmoid. False
+// when the node is not such a node.
 bool read_int8_quant(const Graph& g, const Node& n, int64_t out_channels, int weight_axis, Int8Quant* q);
 
 // True when input `i` is absent, or a constant INT32 vector of `len` values (the quantized bias).

@@ -19,7 +19,8 @@
 // x86::requant_to_planar / requant_rows, the spec's requantization (docs/numerics.md), into the
 // output.
 //
-// Handles: quantized 2-D Conv (is_q8_conv_form), any group, stride, dilation and padding; input
+// Handles: quantized 2-D Conv (is_q8_conv_form, value activations included), any group, stride,
+// dilation and padding; input
 // and output each NCHW or channels-last (the runtime's INT8 blocked layout). Priority below
 // oneDNN's and the AVX-512 kernels (kPriorityFallback): on CPUs with VNNI those take the nodes
 // they accept, and this kernel only the rest.
@@ -51,7 +52,9 @@ constexpr int kDwPixBlock = 4;    // output pixels per register block (depthwise
 constexpr int64_t kDwLanes = 8;   // channels per int32 vector (depthwise)
 constexpr int64_t kBandPixels = 64;  // output rows per job: at least this many pixels (whole rows)
 
-bool supports_conv_int8_avx2(const Graph& g, const Node& n) { return x86::cpu_avx2() && is_q8_conv2d(g, n); }
+bool supports_conv_int8_avx2(const Graph& g, const Node& n) {
+  return x86::cpu_avx2() && is_q8_conv2d(g, n, /*value_act=*/true);
+}
 
 struct Geometry {
   int64_t batch = 0, c = 0, oc = 0, group = 1, cg = 0, ocg = 0;  // cg, ocg: channels per group
@@ -292,6 +295,8 @@ class ConvInt8Avx2 : public Kernel {
     zp_y_ = out.zp_y;
     lo_ = out.clamp.lo;
     hi_ = out.clamp.hi;
+    act_ = out.act;
+    inv_s_y_ = out.inv_s_y;
     bias_.assign(static_cast<size_t>(g_.oc), 0);
     if (ctx.has_input(2)) std::copy(ctx.in<int32_t>(2), ctx.in<int32_t>(2) + g_.oc, bias_.begin());
     pack_weights(ctx.in<int8_t>(1));
@@ -344,6 +349,8 @@ class ConvInt8Avx2 : public Kernel {
  private:
   Geometry g_;
   int32_t zp_x_ = 0, zp_y_ = 0, lo_ = -128, hi_ = 127;
+  FusedActivation act_;  // a value activation (docs/numerics.md), or none
+  float inv_s_y_ = 1.f;
   std::vector<float> mult_;
   std::vector<int32_t> bias_;
   std::vector<int16_t> wpack_;   // general: [group][block][tap][pair][16][2]
@@ -407,6 +414,10 @@ class ConvInt8Avx2 : public Kernel {
     p.zp = zp_y_;
     p.lo = lo_;
     p.hi = hi_;
+    p.act = act_.act;
+    p.alpha = act_.alpha;
+    p.beta = act_.beta;
+    p.inv_s_y = inv_s_y_;
     return p;
   }
 

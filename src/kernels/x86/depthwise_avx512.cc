@@ -6,7 +6,8 @@
 // output width >= 24 (narrower planes are faster on oneDNN: see g_min_output_width) or, float,
 // a channel count that is not a multiple of 16.
 // Float: fused activation none/Relu/Clip/LeakyRelu/HardSwish/HardSigmoid (Sigmoid stays on
-// oneDNN). INT8: the quantized forms the reference accepts (fused none/Relu/Clip).
+// oneDNN). INT8: the quantized forms the reference accepts (fused none/Relu/Clip, or a value
+// activation applied before the requantization's rounding, docs/numerics.md).
 //
 // Layout of the work. One (n, c) plane at a time, planes split over the OpenMP threads
 // (ctx.num_threads). Each plane is first copied into a per-thread scratch holding the padded
@@ -262,10 +263,13 @@ struct I8Sink {
   float mult = 0.f;
   int32_t zp_y = 0;
   int8_t lo = -128, hi = 127;
+  FusedActivation act;  // a value activation (docs/numerics.md), or none
+  float inv_s_y = 1.f;
   template <bool kMasked>
   __attribute__((target("avx512f,avx512bw,avx512vl"))) void store(__m512 acc, __mmask16 valid, int8_t* out) const {
     const __m512i sum = _mm512_add_epi32(_mm512_cvtps_epi32(acc), _mm512_set1_epi32(bias));  // exact integers
     __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(sum), _mm512_set1_ps(mult));
+    if (act.act != FusedAct::kNone) v = x86::value_act16(v, x86::value_act16_of(act.act, act.alpha, act.beta, inv_s_y));
     v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v);  // NaN -> 0, so y = zp_y
     v = _mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-512.f)), _mm512_set1_ps(512.f));
     __m512i r = _mm512_add_epi32(_mm512_cvtps_epi32(v), _mm512_set1_epi32(zp_y));  // rne (MXCSR default)
@@ -707,6 +711,8 @@ struct NhwcI8Dw {
   __mmask64 tail = ~__mmask64{0};  // the channel bytes of the last block
   float lo = -128.f, hi = 127.f;   // the output bounds minus zp_y
   int32_t zp_y = 0;
+  FusedActivation act;  // a value activation (docs/numerics.md), or none
+  float inv_s_y = 1.f;
 
   // Requantizes acc[0..3] (block b) and stores the block's output bytes at y.
   template <bool kFull>
@@ -715,11 +721,12 @@ struct NhwcI8Dw {
     const float* mp = mult.data() + b * kI8Block;
     const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
     const __m512i zp = _mm512_set1_epi32(zp_y);
+    const x86::ValueAct16 va = x86::value_act16_of(act.act, act.alpha, act.beta, inv_s_y);
     __m512i r[4];
 #pragma GCC unroll 4
     for (int j = 0; j < 4; ++j)
       r[j] = x86::requant16_float_bounds(acc[j], _mm512_loadu_si512(cp + 16 * j), _mm512_loadu_ps(mp + 16 * j), vlo,
-                                         vhi, zp);
+                                         vhi, zp, &va);
     __m512i out = _mm512_mask_blend_epi8(0x2222222222222222ull, r[0], _mm512_slli_epi32(r[1], 8));
     out = _mm512_mask_blend_epi8(0x4444444444444444ull, out, _mm512_slli_epi32(r[2], 16));
     out = _mm512_mask_blend_epi8(0x8888888888888888ull, out, _mm512_slli_epi32(r[3], 24));
@@ -851,7 +858,8 @@ NhwcRowFn pick_nhwc_row(int kh, int kw) {
 bool supports_dw_int8(const Graph& g, const Node& n) {
   if (!x86::cpu_avx512bwvl() || !is_quantized_node(g, n)) return false;
   DwGeometry geo;
-  return dw_geometry(g, n, &geo) && is_q8_conv_form(g, n, geo.channels) && (x86::cpu_avx512vnni() || wide_enough(g, n));
+  return dw_geometry(g, n, &geo) && is_q8_conv_form(g, n, geo.channels, 0, /*value_act=*/true) &&
+         (x86::cpu_avx512vnni() || wide_enough(g, n));
 }
 
 class DepthwiseInt8 : public Kernel {
@@ -908,6 +916,8 @@ class DepthwiseInt8 : public Kernel {
       sink.zp_y = out_.zp_y;
       sink.lo = static_cast<int8_t>(out_.clamp.lo);
       sink.hi = static_cast<int8_t>(out_.clamp.hi);
+      sink.act = out_.act;
+      sink.inv_s_y = out_.inv_s_y;
       plane_fn_(s, geo_.off, weights_.data() + c * taps, geo_.flat_vecs, store_, y + p * out_plane, sink);
     });
   }
@@ -956,6 +966,8 @@ class DepthwiseInt8 : public Kernel {
     d.zp_y = out_.zp_y;
     d.lo = static_cast<float>(out_.clamp.lo - out_.zp_y);
     d.hi = static_cast<float>(out_.clamp.hi - out_.zp_y);
+    d.act = out_.act;
+    d.inv_s_y = out_.inv_s_y;
     nhwc_row_ = pick_nhwc_row(geo_.kh, geo_.kw);
   }
 

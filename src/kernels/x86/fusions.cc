@@ -58,12 +58,20 @@ std::vector<Int8Chain> find_int8_chains(const Graph& g) {
   auto next_reader = [&](int t) { return readers[static_cast<size_t>(t)] == 1 ? reader[static_cast<size_t>(t)] : -1; };
   for (size_t k = 0; k < g.nodes.size(); ++k) {
     const Node& first = g.nodes[k];
-    if (taken[k] || first.inputs.empty() || first.inputs[0] < 0 || g.tensor(first.inputs[0]).is_const()) continue;
+    // Its first activation input (a Mul or Add may take the constant first: PP-LCNetV3's affine
+    // block after a Conv that applies the HardSwish itself).
+    int a = -1;
+    for (int t : first.inputs)
+      if (t >= 0 && !g.tensor(t).is_const()) {
+        a = t;
+        break;
+      }
+    if (taken[k] || a < 0) continue;
     // Grow from `first`, whose activation inputs must all be one tensor x, along single readers; or
     // from the reader of a binary head's output, which is then x.
     Int8Chain c;
     c.binary_head = binary_head(g, first);
-    const int x = c.binary_head ? first.outputs[0] : first.inputs[0];
+    const int x = c.binary_head ? first.outputs[0] : a;
     c.inputs = c.binary_head ? first.inputs : std::vector<int>{x};
     if (c.binary_head) c.nodes.push_back(static_cast<int>(k));
     const Shape& shape = g.tensor(x).shape;

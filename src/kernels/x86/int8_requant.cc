@@ -30,7 +30,9 @@ namespace orknn::x86 {
 int8_t requant_one(int32_t acc, int32_t comp, float mult, const RequantParams& p) {
   // Wrap-around sum: the caller's compensation makes the true value fit, the parts need not.
   const int32_t t = static_cast<int32_t>(static_cast<uint32_t>(acc) + static_cast<uint32_t>(comp));
-  int32_t y = rne_add_zp_sat8(static_cast<float>(t) * mult, p.zp);
+  const float v = static_cast<float>(t) * mult;
+  int32_t y = p.act == FusedAct::kNone ? rne_add_zp_sat8(v, p.zp)
+                                       : rne_add_zp_sat8(int8_value_act(v, p.act, p.alpha, p.beta) * p.inv_s_y, p.zp);
   y = y < p.lo ? p.lo : y;
   y = y > p.hi ? p.hi : y;
   return static_cast<int8_t>(y);
@@ -171,11 +173,12 @@ ORKNN_AVX512 void int8_sign_sums_avx512(const int8_t* w, int64_t n, int64_t* pos
 struct Avx512Consts {
   __m512i zp, lo, hi;
   __m512 vmin, vmax;
+  ValueAct16 act;
 };
 
 ORKNN_AVX512 static inline Avx512Consts avx512_consts(const RequantParams& p) {
   return {_mm512_set1_epi32(p.zp), _mm512_set1_epi32(p.lo), _mm512_set1_epi32(p.hi), _mm512_set1_ps(-512.f),
-          _mm512_set1_ps(512.f)};
+          _mm512_set1_ps(512.f),   value_act16_of(p.act, p.alpha, p.beta, p.inv_s_y)};
 }
 
 // Requantizes the channels of `k` of one accumulator row (`a` at the first channel of the block;
@@ -184,6 +187,7 @@ ORKNN_AVX512 static inline __m128i avx512_requant16(const int32_t* a, __mmask16 
                                                     const Avx512Consts& q) {
   __m512i t = _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, a), comp);
   __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(t), mult);
+  if (q.act.act != FusedAct::kNone) f = value_act16(f, q.act);
   f = _mm512_min_ps(_mm512_max_ps(f, q.vmin), q.vmax);
   __m512i y = _mm512_add_epi32(_mm512_cvtps_epi32(f), q.zp);
   y = _mm512_min_epi32(_mm512_max_epi32(y, q.lo), q.hi);
@@ -286,11 +290,38 @@ ORKNN_AVX512 void int8_to_u8_avx512(const int8_t* in, int64_t n, uint8_t* out) {
 struct Avx2Consts {
   __m256i zp, lo, hi, lane;
   __m256 vmin, vmax;
+  FusedAct act;
+  __m256 alpha, beta, inv_s_y;
 };
 
 ORKNN_AVX2 static inline Avx2Consts avx2_consts(const RequantParams& p) {
   return {_mm256_set1_epi32(p.zp),    _mm256_set1_epi32(p.lo),  _mm256_set1_epi32(p.hi),
-          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_ps(-512.f), _mm256_set1_ps(512.f)};
+          _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_ps(-512.f), _mm256_set1_ps(512.f),
+          p.act, _mm256_set1_ps(p.alpha), _mm256_set1_ps(p.beta), _mm256_set1_ps(p.inv_s_y)};
+}
+
+// value_act16 (int8_requant.h) on 8 lanes.
+ORKNN_AVX2 static inline __m256 avx2_value_act(__m256 v, const Avx2Consts& q) {
+  const __m256 zero = _mm256_setzero_ps(), one = _mm256_set1_ps(1.f);
+  __m256 a = v;
+  switch (q.act) {
+    case FusedAct::kLeakyRelu:
+      a = _mm256_blendv_ps(v, _mm256_mul_ps(v, q.alpha), _mm256_cmp_ps(v, zero, _CMP_LT_OQ));
+      break;
+    case FusedAct::kHardSwish: {
+      __m256 t = _mm256_add_ps(_mm256_mul_ps(v, _mm256_set1_ps(1.f / 6.f)), _mm256_set1_ps(0.5f));
+      t = _mm256_min_ps(_mm256_max_ps(t, zero), one);
+      a = _mm256_mul_ps(v, t);
+      break;
+    }
+    case FusedAct::kHardSigmoid: {
+      const __m256 t = _mm256_add_ps(_mm256_mul_ps(q.alpha, v), q.beta);
+      a = _mm256_min_ps(_mm256_max_ps(t, zero), one);
+      break;
+    }
+    default: break;
+  }
+  return _mm256_mul_ps(a, q.inv_s_y);
 }
 
 // 8 channels from c0 (lanes >= n are loaded as 0 and ignored by the caller).
@@ -309,6 +340,7 @@ ORKNN_AVX2 static inline __m256i avx2_requant8(const int32_t* a, int64_t c0, int
     mult = _mm256_maskload_ps(p.mult + c0, m);
   }
   __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(t, comp)), mult);
+  if (q.act != FusedAct::kNone) f = avx2_value_act(f, q);
   f = _mm256_min_ps(_mm256_max_ps(f, q.vmin), q.vmax);
   __m256i y = _mm256_add_epi32(_mm256_cvtps_epi32(f), q.zp);
   return _mm256_min_epi32(_mm256_max_epi32(y, q.lo), q.hi);

@@ -13,6 +13,8 @@
 
 #include <cstdint>
 
+#include "kernels/ref/int8_compute.h"
+
 namespace orknn::x86 {
 
 enum class Int8Isa { kNone = 0, kAvx2 = 1, kAvx512 = 2 };
@@ -30,11 +32,16 @@ void int8_set_isa_override(Int8Isa isa);
 //   y = sat8(rne(float(t) * mult[c]) + zp)
 //   y = min(max(y, lo), hi)                fused Relu/Clip bounds in the int8 domain
 //                                          (lo = -128, hi = 127 without activation)
+// With a fused value activation (act LeakyRelu, HardSwish or HardSigmoid; kernels/ref/int8_compute.h):
+//   y = sat8(rne(int8_value_act(float(t) * mult[c]) * inv_s_y) + zp)   mult[c] = s_x * s_w[c], lo/hi -128/127
 struct RequantParams {
   const int32_t* comp = nullptr;  // per channel: bias_q[c] - zp_u8 * sum(w[c]) (see the kernels)
-  const float* mult = nullptr;    // per channel: M[c] = (s_x * s_w[c]) / s_y
+  const float* mult = nullptr;    // per channel: M[c] = (s_x * s_w[c]) / s_y (s_x * s_w[c] with act)
   int32_t zp = 0;                 // zp_y
   int32_t lo = -128, hi = 127;
+  FusedAct act = FusedAct::kNone;  // a value activation, or kNone
+  float alpha = 0.f, beta = 0.f;   // its parameters (LeakyRelu: alpha; HardSigmoid: alpha, beta)
+  float inv_s_y = 1.f;             // with act: 1 / s_y
 };
 
 // The compensation every u8 x s8 kernel adds to its accumulators: activations enter the products as
@@ -53,10 +60,43 @@ int8_t requant_one(int32_t acc, int32_t comp, float mult, const RequantParams& p
 // rounded half to even (vcvtps2dq, default MXCSR), + zp; int32 lanes in [-128, 127]. Equal to
 // requant_one: the bounds are integers, so clamping before rounding to nearest is clamping after,
 // and they lie inside its [-512, 512] and sat8 ranges.
-__attribute__((target("avx512f"), always_inline)) inline __m512i requant16_float_bounds(__m512i acc, __m512i comp,
-                                                                                       __m512 mult, __m512 lo,
-                                                                                       __m512 hi, __m512i zp) {
-  const __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, comp)), mult);
+// A fused value activation on 16 lanes (RequantParams' act, alpha, beta, inv_s_y; kNone: none).
+struct ValueAct16 {
+  FusedAct act = FusedAct::kNone;
+  __m512 alpha, beta, inv_s_y;
+};
+__attribute__((target("avx512f"), always_inline)) inline ValueAct16 value_act16_of(FusedAct act, float alpha,
+                                                                                  float beta, float inv_s_y) {
+  return {act, _mm512_set1_ps(alpha), _mm512_set1_ps(beta), _mm512_set1_ps(inv_s_y)};
+}
+
+// int8_value_act (kernels/ref/int8_compute.h), then * inv_s_y: the same float32 operations in the
+// same order. The clamps' max/min equal the scalar comparisons (the values are finite: the
+// accumulator and the multipliers are).
+__attribute__((target("avx512f"), always_inline)) inline __m512 value_act16(__m512 v, const ValueAct16& a) {
+  const __m512 zero = _mm512_setzero_ps(), one = _mm512_set1_ps(1.f);
+  __m512 r = v;
+  switch (a.act) {
+    case FusedAct::kLeakyRelu: r = _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, a.alpha); break;
+    case FusedAct::kHardSwish: {
+      const __m512 t = _mm512_add_ps(_mm512_mul_ps(v, _mm512_set1_ps(1.f / 6.f)), _mm512_set1_ps(0.5f));
+      r = _mm512_mul_ps(v, _mm512_min_ps(_mm512_max_ps(t, zero), one));
+      break;
+    }
+    case FusedAct::kHardSigmoid:
+      r = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(_mm512_mul_ps(a.alpha, v), a.beta), zero), one);
+      break;
+    default: break;
+  }
+  return _mm512_mul_ps(r, a.inv_s_y);
+}
+
+// With `act` (a value activation), the activation and * inv_s_y come between the product and the
+// clamp, as in requant_one (the bounds are then -128 - zp and 127 - zp: sat8).
+__attribute__((target("avx512f"), always_inline)) inline __m512i requant16_float_bounds(
+    __m512i acc, __m512i comp, __m512 mult, __m512 lo, __m512 hi, __m512i zp, const ValueAct16* act = nullptr) {
+  __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, comp)), mult);
+  if (act && act->act != FusedAct::kNone) f = value_act16(f, *act);
   return _mm512_add_epi32(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(f, lo), hi)), zp);
 }
 

@@ -60,7 +60,7 @@ int64_t g_min_pixels = 256;          // see the file comment; tests lower it
 bool supports_pw_int8(const Graph& g, const Node& n) {
   if (!x86::cpu_avx512vnni() || !is_quantized_node(g, n)) return false;
   PwGeometry geo;
-  return pw_geometry(g, n, &geo) && is_q8_conv_form(g, n, geo.oc);
+  return pw_geometry(g, n, &geo) && is_q8_conv_form(g, n, geo.oc, 0, /*value_act=*/true);
 }
 
 #define ORKNN_VNNI __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni")))
@@ -88,6 +88,8 @@ struct Epilogue {
   const int32_t* comp;
   const float* mult;
   int32_t zp, lo, hi;
+  FusedActivation act;  // a value activation (docs/numerics.md), or none
+  float inv_s_y;
 };
 
 // 16 accumulators of output channel o -> int8 (in [-128, 127]): x86::requant_one's operations
@@ -95,6 +97,8 @@ struct Epilogue {
 ORKNN_VNNI inline __m128i requant_nchw16(__m512i acc, int64_t o, const Epilogue& e) {
   __m512 f = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(acc, _mm512_set1_epi32(e.comp[o]))),
                            _mm512_set1_ps(e.mult[o]));
+  if (e.act.act != FusedAct::kNone)
+    f = x86::value_act16(f, x86::value_act16_of(e.act.act, e.act.alpha, e.act.beta, e.inv_s_y));
   f = _mm512_min_ps(_mm512_max_ps(f, _mm512_set1_ps(-512.f)), _mm512_set1_ps(512.f));
   const __m512i q = _mm512_add_epi32(_mm512_cvtps_epi32(f), _mm512_set1_epi32(e.zp));
   return _mm512_cvtepi32_epi8(_mm512_min_epi32(_mm512_max_epi32(q, _mm512_set1_epi32(e.lo)), _mm512_set1_epi32(e.hi)));
@@ -155,6 +159,8 @@ struct NhwcPw {
   std::vector<float> mult;    // [ocv * 16]
   int32_t zp_y = 0;
   float lo = -128.f, hi = 127.f;  // output bounds minus zp_y
+  FusedActivation act;            // a value activation (docs/numerics.md), or none
+  float inv_s_y = 1.f;
 
   // Rows of `row` bytes (a multiple of 4 past the last weight) into `oc` outputs; the weights are
   // set with set_weight.
@@ -177,6 +183,8 @@ struct NhwcPw {
     zp_y = out.zp_y;
     lo = static_cast<float>(out.clamp.lo - out.zp_y);
     hi = static_cast<float>(out.clamp.hi - out.zp_y);
+    act = out.act;
+    inv_s_y = out.inv_s_y;
   }
   // The weight output o applies to byte k of an input row.
   void set_weight(int64_t o, int64_t k, int8_t v) {
@@ -240,6 +248,7 @@ struct NhwcPw {
                                {a30, a31, a32, a33}, {a40, a41, a42, a43}, {a50, a51, a52, a53}};
     const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
     const __m512i zp = _mm512_set1_epi32(zp_y);
+    const x86::ValueAct16 va = x86::value_act16_of(act.act, act.alpha, act.beta, inv_s_y);
     if (V == 4 && oc - v0 * 16 >= 64) {
       // 64 output channels of each pixel, one 64-byte store: the four int32 vectors (in
       // [-128, 127] already, so the saturating packs change nothing) packed to bytes, which leaves
@@ -254,7 +263,7 @@ struct NhwcPw {
 #pragma GCC unroll 6
       for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 4
-        for (int v = 0; v < 4; ++v) q[v] = x86::requant16_float_bounds(acc[r][v], z, mv[v], vlo, vhi, zp);
+        for (int v = 0; v < 4; ++v) q[v] = x86::requant16_float_bounds(acc[r][v], z, mv[v], vlo, vhi, zp, &va);
         const __m512i bytes = _mm512_packs_epi16(_mm512_packs_epi32(q[0], q[1]), _mm512_packs_epi32(q[2], q[3]));
         _mm512_storeu_si512(y + r * oc + v0 * 16, _mm512_permutexvar_epi32(order, bytes));
       }
@@ -269,7 +278,7 @@ struct NhwcPw {
 #pragma GCC unroll 4
       for (int r = 0; r < R; ++r)
         _mm_mask_storeu_epi8(y + r * oc + o, m,
-                             _mm512_cvtepi32_epi8(x86::requant16_float_bounds(acc[r][v], z, mv, vlo, vhi, zp)));
+                             _mm512_cvtepi32_epi8(x86::requant16_float_bounds(acc[r][v], z, mv, vlo, vhi, zp, &va)));
     }
   }
 
@@ -385,10 +394,11 @@ struct NhwcPw {
     const __m512 mv = _mm512_loadu_ps(mult.data() + o);
     const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
     const __m512i zp = _mm512_set1_epi32(zp_y);
+    const x86::ValueAct16 va = x86::value_act16_of(act.act, act.alpha, act.beta, inv_s_y);
     for (int64_t r = 0; r < rows; ++r)
       _mm_mask_storeu_epi8(y + r * oc + o, m,
                            _mm512_cvtepi32_epi8(x86::requant16_float_bounds(_mm512_load_si512(acc[r]), cv, mv, vlo,
-                                                                            vhi, zp)));
+                                                                            vhi, zp, &va)));
   }
 };
 
@@ -479,6 +489,8 @@ class PointwiseInt8 : public Kernel {
     zp_y_ = out.zp_y;
     lo_ = out.clamp.lo;
     hi_ = out.clamp.hi;
+    act_ = out.act;
+    inv_s_y_ = out.inv_s_y;
     slots_ = thread_slots(ctx.num_threads);
     if (blocked_) {
       prepare_nhwc(w, out);
@@ -517,7 +529,7 @@ class PointwiseInt8 : public Kernel {
     // too, so that every thread gets work. Each job packs its tile (cheap next to the product).
     const int64_t row_parts = std::min<int64_t>(blocks_, std::max<int64_t>(1, (4 * nt + tiles - 1) / tiles));
     const int64_t jobs = tiles * row_parts;
-    const Epilogue e{comp_.data(), mult_.data(), zp_y_, lo_, hi_};
+    const Epilogue e{comp_.data(), mult_.data(), zp_y_, lo_, hi_, act_, inv_s_y_};
     // Claimed a few consecutive jobs at a time: neighbouring tiles (whose output rows share cache
     // lines when the image is not a multiple of 64 pixels) mostly stay on one thread.
     parallel_claimed(jobs, nt, jobs / (8 * nt), [&](int64_t j, int slot) {
@@ -546,6 +558,8 @@ class PointwiseInt8 : public Kernel {
   std::vector<int32_t> comp_;
   std::vector<float> mult_;
   int32_t zp_y_ = 0, lo_ = -128, hi_ = 127;
+  FusedActivation act_;  // a value activation (docs/numerics.md), or none
+  float inv_s_y_ = 1.f;
   int slots_ = 1;
   std::vector<uint8_t> tiles_;  // one packed tile (tile_bytes_) per thread slot
   int64_t tile_bytes_ = 0;
@@ -563,7 +577,7 @@ class PointwiseInt8 : public Kernel {
     alignas(64) int32_t acc[4][16][16];
     load_amx_tile_config();
     const int64_t kblocks = cpad_ / 64, tiles = (np + 15) / 16;
-    const Epilogue e{comp_.data(), mult_.data(), zp_y_, lo_, hi_};
+    const Epilogue e{comp_.data(), mult_.data(), zp_y_, lo_, hi_, act_, inv_s_y_};
     for (int64_t ob = ob0; ob < ob1; ++ob) {
       const int8_t* a = w_amx_.data() + ob * 16 * cpad_;
       _tile_zero(0);
@@ -655,7 +669,7 @@ bool supports_stem_int8(const Graph& g, const Node& n) {
   // Below 16 output channels the product's register tile holds only 6 accumulators or fewer. At
   // 16, oneDNN was as fast on an AMD Zen CPU (mobilenet_v3_small's 3 -> 16 stem, one thread: 90 vs
   // 87 us) and slower on a Xeon with AMX (276-280 vs 197-200 us).
-  return stem_geometry(g, n, &geo) && geo.oc >= 16 && is_q8_conv_form(g, n, geo.oc);
+  return stem_geometry(g, n, &geo) && geo.oc >= 16 && is_q8_conv_form(g, n, geo.oc, 0, /*value_act=*/true);
 }
 
 // n pixels of one NCHW image row (channel ch at x + ch * plane, c <= 4) -> n channels-last pixels
