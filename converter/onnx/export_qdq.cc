@@ -10,6 +10,7 @@
 
 #include "converter/onnx/tensor_proto.h"
 #include "converter/quant/observer.h"
+#include "kernels/ref/int8_compute.h"
 #include "ops/op.h"
 
 namespace orknn::onnx_import {
@@ -320,10 +321,11 @@ Status export_qdq(const Graph& quantized, onnx::ModelProto* model) {
   auto quantized_output = [&](const std::string& v) {
     if (pairs.count(v)) return true;
     const auto& r = readers_of[v];
-    // The activations an int8 Conv applies (docs/numerics.md): importers fuse Relu and Clip into the
-    // layer, and the vendor's toolkit also LeakyRelu and HardSwish.
-    const std::set<std::string> fused = {"Relu", "Clip", "LeakyRelu", "HardSwish", "HardSigmoid"};
-    return r.size() == 1 && fused.count(r[0]->op_type()) && pairs.count(r[0]->output(0));
+    if (r.size() != 1 || !pairs.count(r[0]->output(0))) return false;
+    // The activations an int8 Conv applies (docs/numerics.md), which importers fuse into the layer
+    // (the vendor's toolkit LeakyRelu and HardSwish too).
+    const FusedAct a = parse_fused_act(r[0]->op_type());
+    return a == FusedAct::kRelu || a == FusedAct::kClip || is_int8_value_act(a);
   };
   std::map<std::string, std::string> weight_dq;  // weight -> its DequantizeLinear output
   for (const auto& n : g->node())

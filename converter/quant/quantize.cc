@@ -22,6 +22,7 @@
 #include "graph/passes/passes.h"
 #include "kernels/kernel.h"
 #include "kernels/quant_util.h"
+#include "kernels/ref/int8_compute.h"
 
 namespace orknn {
 namespace {
@@ -953,8 +954,7 @@ Status prepare_for_quantization(Graph& g, const std::function<bool(const Node&)>
   int split = 0;
   for (Node& n : g.nodes) {
     const std::string act = n.attrs.get_string("fused_act", "");
-    const bool value_act_kept = n.op == OpId::Conv &&
-                                (act == "LeakyRelu" || act == "HardSwish" || act == "HardSigmoid") && keep_value_act(n);
+    const bool value_act_kept = n.op == OpId::Conv && is_int8_value_act(parse_fused_act(act)) && keep_value_act(n);
     if (!is_compute_op(n.op) || act.empty() || act == "Relu" || act == "Clip" || value_act_kept || n.outputs.empty() ||
         n.outputs[0] < 0) {
       nodes.push_back(std::move(n));

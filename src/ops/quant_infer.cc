@@ -215,7 +215,7 @@ Status check_i32_bias(const Graph& g, const Node& n, size_t i, const char* role,
 Status check_q8_fused_act(const Node& n) {
   const std::string act = n.attrs.get_string("fused_act", "");
   if (act.empty() || act == "Relu" || act == "Clip") return Status::Ok();
-  if (n.op == OpId::Conv && (act == "LeakyRelu" || act == "HardSwish" || act == "HardSigmoid")) return Status::Ok();
+  if (n.op == OpId::Conv && is_int8_value_act(parse_fused_act(act))) return Status::Ok();
   return ORKNN_NODE_ERR(n,
                         "fused_act '%s' is not allowed on a quantized %s node (Relu and Clip clamp the int8 result; a "
                         "quantized Conv also applies LeakyRelu, HardSwish, HardSigmoid; other activations run as their "
