@@ -232,7 +232,7 @@ void run_case(const ConvCase& cs, uint32_t seed) {
 
   // The general fast kernels on the same case: every 2-D Conv, bit for bit, at 1 and 2 threads;
   // they decline the rest, and XNNPACK's the value activations (its requantization clamps only).
-  const bool value_act = cs.act == "LeakyRelu" || cs.act == "HardSwish" || cs.act == "HardSigmoid";
+  const bool value_act = is_value_act_name(cs.act);
   for (const std::string& kernel : general_conv_kernels()) {
     const bool takes = !cs.transpose && cs.x.size() == 4 && !(value_act && kernel == kXnnpackConv);
     for (int threads : {1, 2}) {

@@ -19,6 +19,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "graph/ir.h"
@@ -51,7 +52,7 @@ int8_t spec_quantize(float x, float s, int zp) {  // sat8(rne(x / s) + zp)
 struct SpecAct {
   std::string name;  // "", "Relu", "Clip", or a value activation: "LeakyRelu", "HardSwish", "HardSigmoid"
   float min = -kInf, max = kInf;  // Clip's bounds; LeakyRelu's alpha (min); HardSigmoid's alpha, beta
-  bool value() const { return name == "LeakyRelu" || name == "HardSwish" || name == "HardSigmoid"; }
+  bool value() const { return test::q8t::is_value_act_name(name); }
 };
 
 // pre = s_x * s_w[c]. A value activation is applied to the dequantized accumulator and its result
@@ -59,11 +60,8 @@ struct SpecAct {
 int8_t spec_requant(int64_t acc, float pre, int zp_y, const SpecAct& act, float s_y) {
   EXPECT_TRUE(acc >= INT32_MIN && acc <= INT32_MAX) << "test case overflows int32";
   if (act.value()) {
-    const float v = static_cast<float>(static_cast<int32_t>(acc)) * pre;
-    float a = v;
-    if (act.name == "LeakyRelu") a = v < 0.f ? v * act.min : v;
-    if (act.name == "HardSwish") a = v * std::min(std::max(v * (1.f / 6.f) + 0.5f, 0.f), 1.f);
-    if (act.name == "HardSigmoid") a = std::min(std::max(act.min * v + act.max, 0.f), 1.f);
+    const float a = test::q8t::value_act_naive(static_cast<float>(static_cast<int32_t>(acc)) * pre, act.name, act.min,
+                                               act.max);
     return spec_quantize(a * (1.f / s_y), 1.f, zp_y);
   }
   const float m = pre / s_y;
@@ -1281,7 +1279,8 @@ TEST(Int8FastVsRef, RequantHelpersMatchScalar) {
     EXPECT_EQ(first_mismatch(rows, want_rows), "");
     EXPECT_EQ(first_mismatch(planar, want_planar), "");
     // With each value activation (mult = s_x * s_w[c], then act, / s_y): against requant_one.
-    for (const FusedAct act : {FusedAct::kLeakyRelu, FusedAct::kHardSwish, FusedAct::kHardSigmoid}) {
+    for (const auto& [act, name] : {std::pair{FusedAct::kLeakyRelu, "LeakyRelu"}, std::pair{FusedAct::kHardSwish, "HardSwish"},
+                                    std::pair{FusedAct::kHardSigmoid, "HardSigmoid"}}) {
       x86::RequantParams pa = p;
       pa.lo = -128;
       pa.hi = 127;
@@ -1297,11 +1296,7 @@ TEST(Int8FastVsRef, RequantHelpersMatchScalar) {
       for (int64_t px = 0; px < pixels; ++px)
         for (int64_t c = 0; c < channels; ++c) {
           const int32_t t = static_cast<int32_t>(static_cast<uint32_t>(acc[px * channels + c]) + static_cast<uint32_t>(comp[c]));
-          const float v = static_cast<float>(t) * pre[c];
-          float a = v;
-          if (act == FusedAct::kLeakyRelu) a = v < 0.f ? v * pa.alpha : v;
-          if (act == FusedAct::kHardSwish) a = v * std::min(std::max(v * (1.f / 6.f) + 0.5f, 0.f), 1.f);
-          if (act == FusedAct::kHardSigmoid) a = std::min(std::max(pa.alpha * v + pa.beta, 0.f), 1.f);
+          const float a = test::q8t::value_act_naive(static_cast<float>(t) * pre[c], name, pa.alpha, pa.beta);
           const long y =
               std::max(-128L, std::min(127L, std::lrint(std::max(-1000.f, std::min(1000.f, a * pa.inv_s_y))) + pa.zp));
           saturated += y == -128 || y == 127;

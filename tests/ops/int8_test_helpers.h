@@ -83,6 +83,11 @@ inline int8_t quantize_naive(float x, const QuantParams& q) {
 // The spec's requantization of a compute op and its fused clamp, written out: M = (s_x * s_w) / s_y
 // and v = float(acc) * M in float32, then rne (by hand) + zp_y, saturate, then the clamp of a fused
 // Relu (at zp_y) or Clip (at the quantized bounds).
+// The activations an int8 Conv applies to its dequantized accumulator (docs/numerics.md).
+inline bool is_value_act_name(const std::string& act) {
+  return act == "LeakyRelu" || act == "HardSwish" || act == "HardSigmoid";
+}
+
 // A value activation on the dequantized accumulator (LeakyRelu alpha = amin; HardSigmoid alpha =
 // amin, beta = amax), written out as docs/numerics.md defines them for an int8 Conv, in float32
 // (HardSwish multiplies by the float32 of 1/6).
@@ -95,7 +100,7 @@ inline float value_act_naive(float v, const std::string& act, float amin, float 
 inline int8_t requant_naive(int64_t acc, float s_x, float s_w, float s_y, int32_t zp_y, const std::string& act,
                             float amin, float amax) {
   EXPECT_TRUE(acc >= INT32_MIN && acc <= INT32_MAX);
-  if (act == "LeakyRelu" || act == "HardSwish" || act == "HardSigmoid")  // docs/numerics.md: one rounding
+  if (is_value_act_name(act))  // docs/numerics.md: one rounding
     return static_cast<int8_t>(
         rne_zp_naive(value_act_naive(static_cast<float>(acc) * (s_x * s_w), act, amin, amax) * (1.f / s_y), zp_y));
   const float m = (s_x * s_w) / s_y;
